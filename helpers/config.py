@@ -1,0 +1,124 @@
+"""Every setting in one place, read from the environment and an optional `.env`. Taught in 01_goldfish_stateless."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+__all__ = ["Settings", "load_settings", "describe", "project_root", "ConfigError"]
+
+
+class ConfigError(ValueError):
+    """A setting has a value the helpers cannot use; the message names the setting."""
+
+
+def project_root() -> Path:
+    """The checkout this package was installed from (editable install), else the working directory."""
+    here = Path(__file__).resolve().parent.parent
+    if (here / "pyproject.toml").exists() and (here / "helpers").is_dir():
+        return here
+    return Path.cwd()
+
+
+def _int(env: dict, name: str, default: int, minimum: int = 1) -> int:
+    raw = env.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw.replace("_", "").replace(",", ""))
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not a whole number; set {name} to e.g. {default}") from None
+    if value < minimum:
+        raise ConfigError(f"{name} must be at least {minimum}, got {value}")
+    return value
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Resolved settings. Build with `load_settings()`; override fields with `settings.with_(...)`."""
+
+    anthropic_api_key: str | None = field(default=None, repr=False)
+    chat_model: str = "claude-haiku-4-5"
+    summary_model: str = "claude-haiku-4-5"
+    extraction_model: str = "claude-haiku-4-5"
+    mongodb_uri: str | None = field(default=None, repr=False)
+    db_name: str = "goldfish_to_elephant"
+    data_dir: Path = field(default_factory=lambda: project_root() / ".data")
+    window_budget: int = 1200          # tokens of recent messages kept verbatim (04)
+    summary_max_tokens: int = 300      # cap on the rolling summary (04)
+    memory_budget: int = 400           # tokens of retrieved long-term memory per request (05)
+    reply_max_tokens: int = 400        # max_tokens for a chat reply
+    offline_context_window: int = 200_000  # the offline model's context window in tokens (03 sets it small)
+    max_retries: int = 3               # SDK retries for 429/5xx/timeouts, with backoff and jitter
+    timeout_s: float = 60.0
+
+    @property
+    def mode(self) -> str:
+        """'live' when an API key is set, else 'offline'."""
+        return "live" if self.anthropic_api_key else "offline"
+
+    def with_(self, **changes) -> "Settings":
+        """A copy with some fields changed (settings are immutable)."""
+        return replace(self, **changes)
+
+
+def load_settings(env: dict | None = None, dotenv_path: str | os.PathLike | None = None) -> Settings:
+    """Read settings from `env` (default: os.environ) plus an optional `.env` at the project root.
+
+    Values already in the environment win over `.env`. Nothing is connected or cached.
+    """
+    merged: dict[str, str] = {}
+    if env is None:
+        path = Path(dotenv_path) if dotenv_path else project_root() / ".env"
+        if path.exists():
+            from dotenv import dotenv_values
+
+            merged.update({k: v for k, v in dotenv_values(path).items() if v is not None})
+        merged.update(os.environ)
+    else:
+        merged.update(env)
+
+    def text(name: str, default: str | None = None) -> str | None:
+        value = merged.get(name)
+        return value.strip() if value and value.strip() else default
+
+    chat_model = text("CHAT_MODEL", "claude-haiku-4-5")
+    data_dir = text("GTE_DATA_DIR")
+    return Settings(
+        anthropic_api_key=text("ANTHROPIC_API_KEY"),
+        chat_model=chat_model,
+        summary_model=text("SUMMARY_MODEL", "claude-haiku-4-5"),
+        extraction_model=text("EXTRACTION_MODEL", "claude-haiku-4-5"),
+        mongodb_uri=text("MONGODB_URI"),
+        db_name=text("GTE_DB_NAME", "goldfish_to_elephant"),
+        data_dir=Path(data_dir).expanduser().resolve() if data_dir else project_root() / ".data",
+        window_budget=_int(merged, "WINDOW_BUDGET_TOKENS", 1200),
+        summary_max_tokens=_int(merged, "SUMMARY_MAX_TOKENS", 300),
+        memory_budget=_int(merged, "MEMORY_BUDGET_TOKENS", 400),
+        reply_max_tokens=_int(merged, "REPLY_MAX_TOKENS", 400),
+        offline_context_window=_int(merged, "OFFLINE_CONTEXT_WINDOW", 200_000),
+        max_retries=_int(merged, "MAX_RETRIES", 3, minimum=0),
+    )
+
+
+def _redact_uri(uri: str) -> str:
+    """Hide credentials in a connection string (mongodb://user:pass@host → mongodb://***@host)."""
+    if "@" in uri and "://" in uri:
+        scheme, rest = uri.split("://", 1)
+        return f"{scheme}://***@{rest.split('@', 1)[1]}"
+    return uri
+
+
+def describe(settings: Settings | None = None) -> str:
+    """One line saying which model mode and which store are configured; every notebook prints it."""
+    s = settings or load_settings()
+    if s.mode == "live":
+        model = f"model: live Anthropic API ({s.chat_model})"
+    else:
+        model = f"model: offline deterministic model (no network, no key; stands in for {s.chat_model})"
+    if s.mongodb_uri:
+        store = f"store: MongoDB at {_redact_uri(s.mongodb_uri)}"
+    else:
+        store = f"store: local SecantusDB server, data in {s.data_dir}"
+    return f"{model} · {store}"
