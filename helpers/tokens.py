@@ -1,0 +1,104 @@
+"""Token counting in one place: `usage`, `messages.count_tokens`, and the local BPE. Taught in 03_context_window_overflow."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import anthropic
+
+from .offline_model import count_text_tokens
+
+__all__ = [
+    "count_request_tokens",
+    "request_base_tokens",
+    "per_message_tokens",
+    "whole_context_counts",
+    "local_tokens",
+    "chars_over_four",
+    "DriftRow",
+    "drift_table",
+    "SAMPLE_TEXTS",
+]
+
+
+def _clean(messages: list[dict]) -> list[dict]:
+    return [{"role": m["role"], "content": m["content"]} for m in messages]
+
+
+def count_request_tokens(client: anthropic.Anthropic, model: str, system: str | None, messages: list[dict]) -> int:
+    """Input tokens of a request, counted by the model (`messages.count_tokens`, live or offline)."""
+    kwargs = {"system": system} if system else {}
+    return client.messages.count_tokens(model=model, messages=_clean(messages), **kwargs).input_tokens
+
+
+def request_base_tokens(client: anthropic.Anthropic, model: str, system: str | None) -> int:
+    """The fixed part of a request: framing + system prompt + the first message's framing.
+
+    Measured as the count of a request whose only message is "." minus that one token.
+    """
+    return count_request_tokens(client, model, system, [{"role": "user", "content": "."}]) - 1
+
+
+def per_message_tokens(client: anthropic.Anthropic, model: str, system: str | None, messages: list[dict]) -> list[int]:
+    """Each message's own tokens, from differences of consecutive prefix counts (no double counting).
+
+    `sum(result) + request_base_tokens(...) == count_request_tokens(...)` for the whole list.
+    """
+    counts: list[int] = []
+    previous = request_base_tokens(client, model, system)
+    for i in range(1, len(messages) + 1):
+        current = count_request_tokens(client, model, system, messages[:i])
+        counts.append(current - previous)
+        previous = current
+    return counts
+
+
+def whole_context_counts(client: anthropic.Anthropic, model: str, system: str | None, messages: list[dict]) -> list[int]:
+    """The *wrong* per-message numbers: the whole context's count stored on each message (shown in 03)."""
+    return [count_request_tokens(client, model, system, messages[: i + 1]) for i in range(len(messages))]
+
+
+def local_tokens(text: str) -> int:
+    """Tokens of `text` by the local BPE tokenizer (what the offline model counts with)."""
+    return count_text_tokens(text)
+
+
+def chars_over_four(text: str) -> int:
+    """The common estimate `len(text) / 4`, rounded — shown only to measure how far it drifts."""
+    return round(len(text) / 4)
+
+
+SAMPLE_TEXTS: dict[str, str] = {
+    "chat": "Hey Scout! We land at LAX on Friday around 3pm. Is it realistic to get to Santa Monica "
+            "for sunset, or should we just head to the hotel in Silver Lake and grab tacos nearby?",
+    "code": "def trim(window, budget):\n    kept, total = [], 0\n    for ex in reversed(group(window)):\n"
+            "        t = sum(m['tokens'] for m in ex)\n        if kept and total + t > budget:\n"
+            "            break\n        kept[:0], total = ex, total + t\n    return kept\n",
+    "json": json.dumps({"session_id": "9f1c2e7a", "version": 42, "window": [
+        {"role": "user", "tokens": 17, "seq": 81}, {"role": "assistant", "tokens": 64, "seq": 82}],
+        "retention": 1.0}),
+    "non-English": "東京で一番おいしいラーメン屋はどこですか？ Где лучше всего поесть в Лос-Анджелесе? "
+                   "¿Cuál es la mejor playa para ver el atardecer?",
+    "numbers": "Flight UA1432 departs 2026-12-18 07:45 from gate 71B; confirmation code QX7-55K-9021.",
+}
+
+
+@dataclass(frozen=True)
+class DriftRow:
+    """One row of the len/4 drift table: the estimate against the tokenizer's count."""
+
+    kind: str
+    chars: int
+    estimate: int
+    tokens: int
+
+    @property
+    def drift_pct(self) -> float:
+        return 100.0 * (self.estimate - self.tokens) / self.tokens
+
+
+def drift_table(samples: dict[str, str] | None = None, counter=local_tokens) -> list[DriftRow]:
+    """How far `len(text)/4` lands from real token counts, per kind of text."""
+    samples = samples or SAMPLE_TEXTS
+    return [DriftRow(kind, len(text), chars_over_four(text), counter(text)) for kind, text in samples.items()]

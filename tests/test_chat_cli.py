@@ -1,0 +1,62 @@
+"""`python -m helpers.chat` as a black box: stdin lines in, one reply per line out, no network."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+
+def run_chat(stdin: bytes | str, *args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    data = stdin.encode() if isinstance(stdin, str) else stdin
+    full_env = {**os.environ, **(env or {})}
+    full_env.pop("ANTHROPIC_API_KEY", None)
+    return subprocess.run([sys.executable, "-m", "helpers.chat", *args], input=data, capture_output=True,
+                          timeout=timeout, env=full_env)
+
+
+SCRIPT = "My favorite color is green\nWhat is my favorite color?\nquit\n"
+
+
+def replies(proc) -> list[str]:
+    return proc.stdout.decode().strip().splitlines()
+
+
+def test_stateless_forgets():
+    out = run_chat(SCRIPT, "--stage", "stateless")
+    assert out.returncode == 0, out.stderr
+    lines = replies(out)
+    assert len(lines) == 2 and "green" not in lines[1].lower()
+
+
+def test_history_remembers():
+    out = run_chat(SCRIPT, "--stage", "history")
+    lines = replies(out)
+    assert out.returncode == 0 and len(lines) == 2 and "green" in lines[1].lower()
+
+
+def test_eof_ends_like_quit_and_lines_after_quit_are_ignored():
+    assert len(replies(run_chat("hello\nthere\n", "--stage", "history"))) == 2
+    assert len(replies(run_chat("hello\nquit\nignored\n", "--stage", "history"))) == 1
+
+
+def test_empty_lines_get_a_clear_message_and_are_not_sent():
+    out = run_chat("\n   \nhello\n", "--stage", "history")
+    assert len(replies(out)) == 1
+    assert out.stderr.decode().count("empty message") == 2
+
+
+def test_invalid_utf8_does_not_crash():
+    out = run_chat(b"caf\xe9 \xff\xfe near the beach?\n", "--stage", "history")
+    assert out.returncode == 0 and len(replies(out)) == 1
+
+
+def test_model_failure_is_reported_and_chat_continues():
+    out = run_chat("hello\nhello again\n", "--stage", "history", env={"GTE_OFFLINE_FAULTS": "500x1", "MAX_RETRIES": "0"})
+    assert "model call failed" in out.stderr.decode()
+    assert len(replies(out)) == 1 and out.returncode == 1
+
+
+def test_multiline_replies_stay_on_one_line():
+    out = run_chat("tell me about tacos\nand beaches\n", "--stage", "history")
+    assert len(replies(out)) == 2
