@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import sys
 
 from .config import load_settings
@@ -11,7 +12,8 @@ from .llm import get_client
 
 __all__ = ["main", "build_parser"]
 
-STAGES = ("stateless", "history")
+STAGES = ("stateless", "history", "bounded")
+PERSISTENT = ("bounded",)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -20,7 +22,20 @@ def build_parser() -> argparse.ArgumentParser:
         description="Chat with the model from the terminal: one user message per line; 'quit' or EOF ends.",
     )
     parser.add_argument("--stage", choices=STAGES, default="history", help="which memory strategy to use")
-    parser.add_argument("--system", default=None, help="system prompt (default: a plain assistant)")
+    parser.add_argument("--system", default=None, help="system prompt (default: plain assistant; Scout from 'bounded' on)")
+    group = parser.add_argument_group("persistent stages (bounded, vector)")
+    group.add_argument("--session-file", default=".session_id",
+                       help="file holding the session id (created if missing; delete it to start over)")
+    group.add_argument("--user", default="default", help="user id: sessions and memories are kept per user")
+    group.add_argument("--budget", type=int, default=None, help="window budget in tokens (default WINDOW_BUDGET_TOKENS)")
+    group.add_argument("--summary-max-tokens", type=int, default=None, help="cap on the rolling summary in tokens")
+    actions = group.add_mutually_exclusive_group()
+    actions.add_argument("--show-state", action="store_true", help="print the session state as JSON and exit")
+    actions.add_argument("--show-request", metavar="TEXT",
+                         help="print the exact JSON request the next turn would send for TEXT (nothing is sent or saved)")
+    actions.add_argument("--rebuild", action="store_true", help="recompute window and summary from the logs")
+    actions.add_argument("--import", dest="import_file", metavar="FILE.jsonl",
+                         help="append a transcript ({role, content} per line) without calling the chat model")
     return parser
 
 
@@ -33,20 +48,71 @@ def _stdin_lines():
 
 
 def _make_memory(args, settings, client):
-    from .memory import HistoryMemory, StatelessMemory
+    from .memory import BoundedMemory, HistoryMemory, StatelessMemory
 
+    if args.stage in PERSISTENT:
+        from .store import open_store
+
+        store = open_store(settings)
+        return BoundedMemory(client, settings, store=store, user_id=args.user, session_file=args.session_file,
+                             budget=args.budget, summary_max_tokens=args.summary_max_tokens, system=args.system)
     cls = {"stateless": StatelessMemory, "history": HistoryMemory}[args.stage]
     return cls(client, settings, system=args.system)
+
+
+def _read_jsonl(path: str) -> list[dict]:
+    turns = []
+    with open(path, encoding="utf-8") as handle:
+        for n, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except ValueError as err:
+                raise SystemExit(f"{path}:{n}: not valid JSON ({err})") from None
+            if not isinstance(item, dict) or item.get("role") not in ("user", "assistant") or "content" not in item:
+                raise SystemExit(f"{path}:{n}: expected {{\"role\": \"user\"|\"assistant\", \"content\": ...}}")
+            turns.append({"role": item["role"], "content": item["content"]})
+    return turns
+
+
+def _one_shot(args, memory) -> int | None:
+    """--show-state / --show-request / --rebuild / --import: print JSON and return an exit code."""
+    if args.show_state:
+        result = memory.state()
+    elif args.show_request is not None:
+        result = memory.build_request(args.show_request)
+    elif args.rebuild:
+        result = memory.rebuild()
+    elif args.import_file:
+        result = memory.import_turns(_read_jsonl(args.import_file))
+    else:
+        return None
+    print(json.dumps(result, indent=2, ensure_ascii=False, default=str))
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the chat loop; returns the process exit code."""
     from .memory import EmptyMessageError, TurnError
 
-    args = build_parser().parse_args(argv)
+    from .store import StoreError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    one_shot = args.show_state or args.show_request is not None or args.rebuild or args.import_file
+    if one_shot and args.stage not in PERSISTENT:
+        parser.error("--show-state/--show-request/--rebuild/--import need a persistent stage (--stage bounded)")
     settings = load_settings()
     client = get_client(settings)
-    memory = _make_memory(args, settings, client)
+    try:
+        memory = _make_memory(args, settings, client)
+        code = _one_shot(args, memory)
+    except (StoreError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if code is not None:
+        return code
     print(f"# {args.stage} chat · {settings.mode} model · type 'quit' to end", file=sys.stderr)
     failures = 0
     for line in _stdin_lines():

@@ -45,7 +45,7 @@ class Settings:
     mongodb_uri: str | None = field(default=None, repr=False)
     db_name: str = "goldfish_to_elephant"
     data_dir: Path = field(default_factory=lambda: project_root() / ".data")
-    window_budget: int = 1200          # tokens of recent messages kept verbatim (04)
+    window_budget: int = 400           # tokens of recent messages kept verbatim (04)
     summary_max_tokens: int = 300      # cap on the rolling summary (04)
     memory_budget: int = 400           # tokens of retrieved long-term memory per request (05)
     reply_max_tokens: int = 400        # max_tokens for a chat reply
@@ -93,7 +93,7 @@ def load_settings(env: dict | None = None, dotenv_path: str | os.PathLike | None
         mongodb_uri=text("MONGODB_URI"),
         db_name=text("GTE_DB_NAME", "goldfish_to_elephant"),
         data_dir=Path(data_dir).expanduser().resolve() if data_dir else project_root() / ".data",
-        window_budget=_int(merged, "WINDOW_BUDGET_TOKENS", 1200),
+        window_budget=_int(merged, "WINDOW_BUDGET_TOKENS", 400),
         summary_max_tokens=_int(merged, "SUMMARY_MAX_TOKENS", 300),
         memory_budget=_int(merged, "MEMORY_BUDGET_TOKENS", 400),
         reply_max_tokens=_int(merged, "REPLY_MAX_TOKENS", 400),

@@ -101,8 +101,13 @@ class _Base:
             self.ledger.record(purpose, message.model, message.usage)
         return message
 
-    def _after(self, text: str, reply: str) -> None:
+    def _after(self, text: str, reply: str, message=None) -> None:
         pass
+
+    def state(self) -> dict:
+        """A snapshot for displays (`--show-state`, the widget): same keys at every stage."""
+        return {"stage": self.stage, "summary": "", "retention": None, "window": [], "window_tokens": 0,
+                "budget": None, "memories": [], "retrieved": []}
 
     def turn(self, text: str) -> TurnResult:
         """Send one user message and return the reply; raises EmptyMessageError / TurnError."""
@@ -113,7 +118,7 @@ class _Base:
         except anthropic.APIError as err:
             raise TurnError(f"the model call failed: {err.__class__.__name__}: {getattr(err, 'message', err)}", text, err) from err
         reply = reply_text(message)
-        self._after(text, reply)
+        self._after(text, reply, message)
         return TurnResult(reply, message.usage.input_tokens, message.usage.output_tokens, message.stop_reason,
                           request, self.stage)
 
@@ -136,14 +141,354 @@ class HistoryMemory(_Base):
         super().__init__(*args, **kwargs)
         self.history: list[dict] = []
         self.keep_last = keep_last  # naive workaround from 03: only the last K messages are sent
+        self._last_total = 0        # input + output tokens of the previous call (for usage deltas)
 
-    def _messages(self, text: str) -> list[dict]:
+    def _visible(self) -> list[dict]:
+        """The stored messages the next request will carry (all, or the last K starting at a user turn)."""
         sent = self.history
         if self.keep_last is not None:
             sent = sent[-self.keep_last:] if self.keep_last else []
             while sent and sent[0]["role"] != "user":
                 sent = sent[1:]
-        return [*sent, {"role": "user", "content": text}]
+        return sent
 
-    def _after(self, text: str, reply: str) -> None:
-        self.history += [{"role": "user", "content": text}, {"role": "assistant", "content": reply}]
+    def _messages(self, text: str) -> list[dict]:
+        return [*({"role": m["role"], "content": m["content"]} for m in self._visible()),
+                {"role": "user", "content": text}]
+
+    def _after(self, text: str, reply: str, message=None) -> None:
+        usage = message.usage if message is not None else None
+        user_tokens = reply_tokens = None
+        if usage is not None:
+            reply_tokens = usage.output_tokens
+            # exact in sum: the request grew by this message plus framing since the previous call
+            if self.keep_last is None:
+                if not self.history:  # first call: one count of the fixed part (system + framing)
+                    kwargs = {"system": self.system} if self.system else {}
+                    self._last_total = self.client.messages.count_tokens(
+                        model=self.model, messages=[{"role": "user", "content": "."}], **kwargs).input_tokens - 1
+                user_tokens = max(1, usage.input_tokens - self._last_total)
+            self._last_total = usage.input_tokens + usage.output_tokens
+        self.history += [{"role": "user", "content": text, "tokens": user_tokens},
+                         {"role": "assistant", "content": reply, "tokens": reply_tokens}]
+
+    def state(self) -> dict:
+        window = [{"role": m["role"], "text": m["content"], "tokens": m.get("tokens")} for m in self._visible()]
+        return {**super().state(), "window": window,
+                "window_tokens": sum(m["tokens"] or 0 for m in window)}
+
+
+# ---------------------------------------------------------------------------- bounded memory (04)
+
+import random  # noqa: E402
+import time  # noqa: E402
+import uuid  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from .conversation import starts_exchange, strip_meta, text_of  # noqa: E402
+from .prompts import SCOUT_PERSONA  # noqa: E402
+from .summary import merge_summary, system_with_summary  # noqa: E402
+from .window import trim, window_tokens  # noqa: E402
+
+__all__ += ["BoundedMemory", "session_id_from_file", "SessionConflict"]
+
+
+class SessionConflict(RuntimeError):
+    """The session kept changing under us (other writers) beyond the retry bound."""
+
+
+def session_id_from_file(path: str | Path) -> str:
+    """The session id kept in a `.session_id` file; a missing file gets a new id written to it.
+
+    Deleting the file therefore starts a new conversation without touching the database.
+    """
+    path = Path(path)
+    if path.exists():
+        value = path.read_text(encoding="utf-8").strip()
+        if value:
+            return value
+    value = uuid.uuid4().hex
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(value + "\n", encoding="utf-8")
+    return value
+
+
+class BoundedMemory(_Base):
+    """A token-budgeted window plus a rolling summary, persisted in MongoDB. Taught in 04_bounded_memory_mongodb.
+
+    One turn: load session → build request (persona + summary in `system`; window + new user turn in
+    `messages`) → `messages.create` → exact tokens from `usage` → append exchange → trim by whole
+    exchanges → merge dropped into the summary → save (version guard) + log entries.
+    """
+
+    stage = "bounded"
+    MAX_SAVE_ATTEMPTS = 20
+
+    def __init__(self, client, settings: Settings | None = None, *, store, user_id: str = "default",
+                 session_id: str | None = None, session_file: str | Path | None = None, budget: int | None = None,
+                 summary_max_tokens: int | None = None, system: str | None = None, model: str | None = None,
+                 max_tokens: int | None = None, ledger=None, check_retention: bool = True):
+        super().__init__(client, settings, system=SCOUT_PERSONA if system is None else system, model=model,
+                         max_tokens=max_tokens, ledger=ledger)
+        if session_id is None:
+            session_id = session_id_from_file(session_file) if session_file else uuid.uuid4().hex
+        self.store = store
+        self.user_id = user_id
+        self.session_id = session_id
+        self.budget = budget or self.settings.window_budget
+        self.summary_max_tokens = summary_max_tokens or self.settings.summary_max_tokens
+        self.check_retention = check_retention
+        self.stats = {"turns": 0, "conflicts": 0, "count_calls": 0, "summary_failures": 0}
+        self.last: dict = {}
+
+    # -- session
+    def _fresh(self) -> dict:
+        return {"user_id": self.user_id, "session_id": self.session_id, "version": 0, "window": [], "summary": "",
+                "summary_tokens": 0, "summary_covers": None, "retention": None, "missing": [], "pending": [],
+                "base_tokens": None, "persona": self.system}
+
+    def load(self, create: bool = True) -> dict:
+        """The session document; a missing one is created under the same id (or, with create=False, built in memory)."""
+        doc = self.store.load_session(self.user_id, self.session_id)
+        if doc is None:
+            if not create:
+                return self._fresh()
+            fresh = self._fresh()
+            doc = self.store.create_session(self.user_id, self.session_id,
+                                            {k: v for k, v in fresh.items() if k not in ("user_id", "session_id", "version")})
+        return {**self._fresh(), **doc}
+
+    def system_prompt(self, session: dict) -> str:
+        """Persona plus the session's summary, marked as data."""
+        return system_with_summary(self.system, session.get("summary"))
+
+    def _request_for(self, session: dict, text: str) -> dict:
+        request = {"model": self.model, "max_tokens": self.max_tokens, "system": self.system_prompt(session),
+                   "messages": [*(strip_meta(m) for m in session["window"]), {"role": "user", "content": text}]}
+        return request
+
+    def build_request(self, text: str) -> dict:
+        """The exact request the next turn would send for `text`; reads the store, changes nothing."""
+        return self._request_for(self.load(create=False), text)
+
+    # -- tokens
+    def _base_tokens(self, session: dict) -> int:
+        """Framing + system prompt tokens of this session's requests (one count call when unknown)."""
+        if session.get("base_tokens") is not None and session.get("persona") == self.system:
+            return session["base_tokens"]
+        self.stats["count_calls"] += 1
+        counted = self.client.messages.count_tokens(model=self.model, system=self.system_prompt(session),
+                                                    messages=[{"role": "user", "content": "."}]).input_tokens
+        return counted - 1
+
+    # -- one turn
+    def turn(self, text: str) -> TurnResult:
+        """One bounded-memory turn; see the class docstring. Raises EmptyMessageError / TurnError."""
+        check_user_text(text)
+        started = time.perf_counter()
+        session = self.load()
+        request = self._request_for(session, text)
+        user_seq = self.store.append_log(self.user_id, self.session_id, "user", text, status="pending")
+        llm_started = time.perf_counter()
+        try:
+            message = self._call(request)
+        except anthropic.APIError as err:
+            self.store.set_log_status(self.user_id, self.session_id, [user_seq], "unanswered",
+                                      error=f"{err.__class__.__name__}: {getattr(err, 'message', err)}"[:500])
+            raise TurnError(_explain(err), text, err) from err
+        llm_s = time.perf_counter() - llm_started
+        reply = reply_text(message)
+        usage = message.usage
+        asst_seq = self.store.append_log(self.user_id, self.session_id, "assistant", reply,
+                                         tokens=usage.output_tokens, status="pending", reply_to=user_seq)
+        base = self._base_tokens(session)
+        user_tokens = max(1, usage.input_tokens - base - window_tokens(session["window"]))
+        exchange = [{"role": "user", "content": text, "tokens": user_tokens, "seq": user_seq},
+                    {"role": "assistant", "content": reply, "tokens": usage.output_tokens, "seq": asst_seq}]
+        saved, info = self._commit(session, exchange, base)
+        self.store.set_log_status(self.user_id, self.session_id, [user_seq, asst_seq], "ok")
+        self.stats["turns"] += 1
+        total_s = time.perf_counter() - started
+        self.last = {**info, "llm_s": llm_s, "memory_s": total_s - llm_s - info.get("summary_s", 0.0)}
+        extra = {"session_id": self.session_id, "user_seq": user_seq, "assistant_seq": asst_seq,
+                 "window_tokens": window_tokens(saved["window"]), "summary": saved.get("summary", ""),
+                 "retention": saved.get("retention"), "dropped": info["dropped"], "version": saved["version"],
+                 "user_tokens": user_tokens}
+        return TurnResult(reply, usage.input_tokens, usage.output_tokens, message.stop_reason, request, self.stage,
+                          extra)
+
+    def _fold(self, session: dict, exchange: list[dict], base: int) -> tuple[dict, dict]:
+        """Apply one exchange to a session: trim, summarise what was dropped; returns (fields to save, info)."""
+        window, dropped = trim([*session["window"], *exchange], self.budget)
+        to_merge = [*session.get("pending", []), *dropped]
+        fields = {"window": window, "persona": self.system, "base_tokens": base}
+        info = {"dropped": len(dropped), "summary_s": 0.0, "summary_error": None}
+        if to_merge:
+            t0 = time.perf_counter()
+            try:
+                result = merge_summary(self.client, self.settings.summary_model, session.get("summary", ""), to_merge,
+                                       max_tokens=self.summary_max_tokens,
+                                       extraction_model=self.settings.extraction_model, ledger=self.ledger,
+                                       check_retention=self.check_retention)
+            except anthropic.APIError as err:
+                # Not lost: the dropped turns wait in `pending` (and in the logs) for a later merge.
+                self.stats["summary_failures"] += 1
+                fields["pending"] = to_merge
+                info["summary_error"] = f"{err.__class__.__name__}: {getattr(err, 'message', err)}"
+            else:
+                covers = session.get("summary_covers") or {"first_seq": None, "last_seq": None, "count": 0}
+                seqs = [m["seq"] for m in to_merge if m.get("seq") is not None]
+                first = min([s for s in [covers.get("first_seq"), *seqs] if s is not None], default=None)
+                last = max([s for s in [covers.get("last_seq"), *seqs] if s is not None], default=None)
+                old_summary_tokens = session.get("summary_tokens") or 0
+                fields.update({
+                    "summary": result.summary, "summary_tokens": result.tokens, "pending": [],
+                    "summary_covers": {"first_seq": first, "last_seq": last, "count": covers["count"] + len(to_merge)},
+                    "retention": result.retention, "missing": result.missing,
+                })
+                # The system prompt grew or shrank by the summary's change; the first summary needs one count.
+                fields["base_tokens"] = (base + result.tokens - old_summary_tokens) if session.get("summary") else None
+                info["summary_result"] = result.to_dict()
+            info["summary_s"] = time.perf_counter() - t0
+        return fields, info
+
+    def _commit(self, session: dict, exchange: list[dict], base: int) -> tuple[dict, dict]:
+        """Save the exchange with the version guard; on conflict reload, re-apply and retry (bounded)."""
+        for attempt in range(self.MAX_SAVE_ATTEMPTS):
+            fields, info = self._fold(session, exchange, base)
+            saved = self.store.save_session(self.user_id, self.session_id, session["version"], fields)
+            if saved is not None:
+                info["conflicts"] = attempt
+                return {**self._fresh(), **saved}, info
+            self.stats["conflicts"] += 1
+            time.sleep(random.uniform(0, 0.005 * (attempt + 1)))
+            session = self.load()
+            base = self._base_tokens(session)
+        raise SessionConflict(f"session {self.session_id!r} changed {self.MAX_SAVE_ATTEMPTS} times while saving; "
+                              "the exchange is in the logs (status 'pending'): run --rebuild")
+
+    # -- inspection and maintenance
+    def state(self) -> dict:
+        """What `--show-state` prints: the session as the next turn will see it."""
+        session = self.load(create=False)
+        window = [{"role": m["role"], "text": text_of(m), "tokens": m.get("tokens"), "seq": m.get("seq")}
+                  for m in session["window"]]
+        return {"stage": self.stage, "memories": [], "retrieved": [],
+                "session_id": self.session_id, "user_id": self.user_id, "summary": session.get("summary", ""),
+                "summary_tokens": session.get("summary_tokens", 0), "summary_covers": session.get("summary_covers"),
+                "retention": session.get("retention"), "missing": session.get("missing", []),
+                "pending": len(session.get("pending", [])), "window": window,
+                "window_tokens": window_tokens(session["window"]), "budget": self.budget,
+                "gauge": self._gauge(session),
+                "version": session.get("version", 0),
+                "log_count": self.store.count_logs(self.user_id, self.session_id)}
+
+    def _gauge(self, session: dict, memory_tokens: int = 0) -> dict:
+        """Where the request's input tokens go: system (persona + framing), summary, memories, window."""
+        summary_tokens = session.get("summary_tokens") or 0
+        base = session.get("base_tokens")
+        return {"system": (base - summary_tokens - memory_tokens) if base is not None else None,
+                "summary": summary_tokens, "memories": memory_tokens, "window": window_tokens(session["window"]),
+                "budget": self.budget, "reserved_output": self.max_tokens}
+
+    def _tokens_of_text(self, text: str, role: str) -> int:
+        self.stats["count_calls"] += 1
+        counted = self.client.messages.count_tokens(model=self.model, messages=[{"role": "user", "content": text}])
+        return max(1, counted.input_tokens - self._empty_request_tokens())
+
+    def _empty_request_tokens(self) -> int:
+        if not hasattr(self, "_empty_tokens"):
+            one = self.client.messages.count_tokens(model=self.model, messages=[{"role": "user", "content": "."}])
+            self._empty_tokens = one.input_tokens - 1
+        return self._empty_tokens
+
+    def import_turns(self, turns: list[dict]) -> dict:
+        """Append an existing transcript as if those turns had happened, without calling the chat model.
+
+        Logs are written, the window is trimmed and the summary maintained, one exchange at a time.
+        """
+        from .conversation import validate_messages
+
+        validate_messages(turns)
+        imported = 0
+        exchange: list[dict] = []
+        for i, turn in enumerate(turns):
+            role, content = turn["role"], turn["content"]
+            tokens = self._tokens_of_text(text_of(turn), role)
+            seq = self.store.append_log(self.user_id, self.session_id, role, content, status="pending",
+                                        tokens=tokens, extra={"imported": True})
+            exchange.append({"role": role, "content": content, "tokens": tokens, "seq": seq})
+            next_is_new = i + 1 == len(turns) or starts_exchange(turns[i + 1])
+            if next_is_new:
+                session = self.load()
+                self._commit(session, exchange, self._base_tokens(session))
+                self.store.set_log_status(self.user_id, self.session_id, [m["seq"] for m in exchange], "ok")
+                imported += len(exchange)
+                exchange = []
+        return {"imported": imported, **self.state()}
+
+    def rebuild(self) -> dict:
+        """Recompute window and summary from the logs (the source of truth), e.g. after a crash or import."""
+        entries = [e for e in self.store.logs_for(self.user_id, self.session_id) if e.get("status") == "ok"]
+        messages = []
+        for e in entries:
+            tokens = e.get("tokens") or self._tokens_of_text(text_of(e), e["role"])
+            messages.append({"role": e["role"], "content": e["content"], "tokens": tokens, "seq": e["seq"]})
+        while messages and messages[0]["role"] != "user":
+            messages.pop(0)
+        window, dropped = trim(messages, self.budget)
+        for _ in range(self.MAX_SAVE_ATTEMPTS):
+            session = self.load()
+            fields = {"window": window, "summary": "", "summary_tokens": 0, "summary_covers": None, "pending": [],
+                      "retention": None, "missing": [], "base_tokens": None, "persona": self.system}
+            if dropped:
+                result = merge_summary(self.client, self.settings.summary_model, "", dropped,
+                                       max_tokens=self.summary_max_tokens, ledger=self.ledger,
+                                       extraction_model=self.settings.extraction_model,
+                                       check_retention=self.check_retention)
+                seqs = [m["seq"] for m in dropped]
+                fields.update({"summary": result.summary, "summary_tokens": result.tokens, "retention": result.retention,
+                               "missing": result.missing,
+                               "summary_covers": {"first_seq": min(seqs), "last_seq": max(seqs), "count": len(seqs)}})
+            if self.store.save_session(self.user_id, self.session_id, session["version"], fields) is not None:
+                return self.state()
+            self.stats["conflicts"] += 1
+        raise SessionConflict("the session kept changing during --rebuild; try again")
+
+
+def _explain(err: anthropic.APIError) -> str:
+    """A clear, one-line message for a failed model call (no stack trace, no secrets)."""
+    message = getattr(err, "message", str(err))
+    if isinstance(err, anthropic.BadRequestError) and "prompt is too long" in str(message):
+        return ("your message is too long for the model's context window (" + str(message).split("prompt is too long:")[-1]
+                .strip(" '}") + "); shorten it or split it into parts. Nothing was lost.")
+    if isinstance(err, anthropic.APITimeoutError):
+        return "the model did not answer in time (after retries); your message is saved — try again."
+    if isinstance(err, anthropic.APIConnectionError):
+        return "could not reach the model (after retries); your message is saved — check the network and try again."
+    if isinstance(err, anthropic.RateLimitError):
+        return "rate limited by the API (after retries); your message is saved — wait a moment and try again."
+    if isinstance(err, anthropic.APIStatusError):
+        return f"the model call failed with HTTP {err.status_code} (after retries); your message is saved — try again."
+    return f"the model call failed: {err.__class__.__name__}; your message is saved — try again."
+
+
+def _bounded_strategy(client, settings, *, store=None, budget: int | None = None, summary_max_tokens: int | None = None,
+                      system: str | None = None, model: str | None = None, max_tokens: int | None = None, ledger=None,
+                      user_id: str = "simulation", session_id: str | None = None) -> BoundedMemory:
+    """Simulator factory for bounded memory; an in-memory store unless `store` is given."""
+    from .store import mongomock_store
+
+    return BoundedMemory(client, settings, store=store or mongomock_store("simulation"), user_id=user_id,
+                         session_id=session_id, budget=budget, summary_max_tokens=summary_max_tokens, system=system,
+                         model=model, max_tokens=max_tokens, ledger=ledger)
+
+
+def _register() -> None:
+    from .cost import STRATEGIES, register_strategy
+
+    if "bounded" not in STRATEGIES:
+        register_strategy("bounded", _bounded_strategy)
+
+
+_register()

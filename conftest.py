@@ -1,0 +1,87 @@
+"""Test-session setup shared by tests/ and notebooks/: offline by default, one throwaway data dir and local server."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import uuid
+
+import pytest
+
+_SAVED_ENV = "_gte_saved_env"
+_OWNED_DIR = "_gte_owned_data_dir"
+_STOP_SERVER = "_gte_stop_server_in"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Point GTE_DATA_DIR at a temp dir (unless set), go offline unless GTE_LIVE_TESTS=1, plot headless."""
+    from helpers.store import local_server_status
+
+    saved = {name: os.environ.get(name) for name in ("GTE_DATA_DIR", "ANTHROPIC_API_KEY", "MPLBACKEND")}
+    setattr(config, _SAVED_ENV, saved)
+    if not os.environ.get("GTE_DATA_DIR", "").strip():
+        data_dir = tempfile.mkdtemp(prefix="gte-tests-")
+        os.environ["GTE_DATA_DIR"] = data_dir
+        setattr(config, _OWNED_DIR, data_dir)
+    data_dir = os.environ["GTE_DATA_DIR"]
+    # Stop at the end only a server this run started (an env-provided dir may have the developer's running);
+    # xdist workers inherit the controller's dir and leave stopping to it.
+    if not os.environ.get("PYTEST_XDIST_WORKER") and not local_server_status(data_dir)["running"]:
+        setattr(config, _STOP_SERVER, data_dir)
+    if os.environ.get("GTE_LIVE_TESTS") != "1":
+        # Empty rather than unset: an empty value also overrides a key in .env (load_settings treats it as unset).
+        os.environ["ANTHROPIC_API_KEY"] = ""
+    os.environ["MPLBACKEND"] = "Agg"
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Stop the local server this run started, remove the temp data dir, restore the environment."""
+    data_dir = getattr(config, _STOP_SERVER, None)
+    if data_dir:
+        from helpers.store import stop_local_server
+
+        stop_local_server(data_dir)
+    owned = getattr(config, _OWNED_DIR, None)
+    if owned:
+        shutil.rmtree(owned, ignore_errors=True)
+    for name, value in getattr(config, _SAVED_ENV, {}).items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
+@pytest.fixture
+def settings():
+    """Settings as the helpers would load them in this test session (temp data dir, offline)."""
+    from helpers.config import load_settings
+
+    return load_settings()
+
+
+@pytest.fixture(scope="session")
+def local_store_session():
+    """A Store on the real local SecantusDB server of this test session (ignores MONGODB_URI)."""
+    from helpers.config import load_settings
+    from helpers.store import open_store
+
+    store = open_store(load_settings().with_(mongodb_uri=None), fallback=False)
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def local_store(local_store_session):
+    """The session's local server, with a fresh database for this test (dropped afterwards)."""
+    store = local_store_session.with_db(f"test_{uuid.uuid4().hex[:12]}")
+    yield store
+    store.client.drop_database(store.db.name)
+
+
+@pytest.fixture
+def mock_store():
+    """A fresh in-memory mongomock Store (no server, nothing persists)."""
+    from helpers.store import mongomock_store
+
+    return mongomock_store(db_name=f"test_{uuid.uuid4().hex[:12]}")
