@@ -46,6 +46,12 @@ def check_user_text(text: Any) -> str:
         raise EmptyMessageError("empty message: type something before sending")
     if "\x00" in text:
         raise EmptyMessageError("the message contains a NUL byte; remove control characters and try again")
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates (undecodable bytes): the database and the API refuse them
+            raise EmptyMessageError("the message is not valid Unicode text (undecodable bytes); "
+                                    "re-send it as UTF-8") from None
     if len(text) > MAX_USER_CHARS:
         raise EmptyMessageError(
             f"message too long ({len(text):,} characters > {MAX_USER_CHARS:,}); send it in smaller parts")
@@ -189,6 +195,8 @@ from .conversation import starts_exchange, strip_meta, text_of  # noqa: E402
 from .prompts import SCOUT_PERSONA  # noqa: E402
 from .summary import merge_summary, system_with_summary  # noqa: E402
 from .window import trim, window_tokens  # noqa: E402
+from pymongo.errors import ConnectionFailure, PyMongoError  # noqa: E402
+from .store import StoreError  # noqa: E402
 
 __all__ += ["BoundedMemory", "session_id_from_file", "SessionConflict"]
 
@@ -276,8 +284,11 @@ class BoundedMemory(_Base):
         """Framing + system prompt tokens of this session's requests (one count call when unknown)."""
         if session.get("base_tokens") is not None and session.get("persona") == self.system:
             return session["base_tokens"]
+        return self._count_base(self.system_prompt(session))
+
+    def _count_base(self, system: str) -> int:
         self.stats["count_calls"] += 1
-        counted = self.client.messages.count_tokens(model=self.model, system=self.system_prompt(session),
+        counted = self.client.messages.count_tokens(model=self.model, system=system,
                                                     messages=[{"role": "user", "content": "."}]).input_tokens
         return counted - 1
 
@@ -285,8 +296,19 @@ class BoundedMemory(_Base):
     def turn(self, text: str) -> TurnResult:
         """One bounded-memory turn; see the class docstring. Raises EmptyMessageError / TurnError."""
         check_user_text(text)
+        try:
+            return self._turn(text)
+        except (PyMongoError, StoreError) as err:  # the database failed: a clear message, not a stack trace
+            raise TurnError(_explain_store(err), text, err) from err
+
+    def _turn(self, text: str) -> TurnResult:
         started = time.perf_counter()
-        session = self.load()
+        try:
+            session = self.load()
+        except ConnectionFailure:  # the server went away since the last turn; nothing is written yet, so
+            if not self.store.reconnect():  # restart the local server / reconnect once and carry on
+                raise
+            session = self.load()
         request = self._request_for(session, text)
         user_seq = self.store.append_log(self.user_id, self.session_id, "user", text, status="pending")
         llm_started = time.perf_counter()
@@ -347,7 +369,8 @@ class BoundedMemory(_Base):
                     "retention": result.retention, "missing": result.missing,
                 })
                 # The system prompt grew or shrank by the summary's change; the first summary needs one count.
-                fields["base_tokens"] = (base + result.tokens - old_summary_tokens) if session.get("summary") else None
+                fields["base_tokens"] = ((base + result.tokens - old_summary_tokens) if session.get("summary")
+                                         else self._count_base(self.system_prompt({"summary": result.summary})))
                 info["summary_result"] = result.to_dict()
             info["summary_s"] = time.perf_counter() - t0
         return fields, info
@@ -471,6 +494,14 @@ def _explain(err: anthropic.APIError) -> str:
     if isinstance(err, anthropic.APIStatusError):
         return f"the model call failed with HTTP {err.status_code} (after retries); your message is saved — try again."
     return f"the model call failed: {err.__class__.__name__}; your message is saved — try again."
+
+
+def _explain_store(err: BaseException) -> str:
+    """A clear, one-line message for a failed database operation during a turn."""
+    from .store import _short_reason
+
+    return (f"the database failed during this turn ({_short_reason(err)}); the turn may not have been saved. "
+            "Check the store (`python -m helpers.store status` for the local server, or MONGODB_URI) and try again.")
 
 
 def _bounded_strategy(client, settings, *, store=None, budget: int | None = None, summary_max_tokens: int | None = None,
