@@ -402,6 +402,45 @@ _SUGGESTIONS = [
 ]
 
 
+_PERSONAL_Q = re.compile(r"^\s*(?:what|when|where|which|who|how|do you (?:know|remember))\b.*\b(?:my|our)\b.*\?\s*$",
+                         re.I | re.S)
+
+
+_ADVICE = re.compile(r"\b(?:should|could|can|would|recommend|suggest|worth|best)\b", re.I)
+
+
+def _content_words(text: str) -> set[str]:
+    return {w.lower() for w in re.findall(r"[A-Za-z0-9][A-Za-z0-9:'-]*", text)
+            if w.lower() not in _STOPWORDS and w.lower() not in ("our", "my", "what", "time", "when", "where")}
+
+
+def _user_statements(req: Request) -> list[str]:
+    """Sentences the user stated (not asked): from user messages, and quoted `User:` lines in the system prompt."""
+    texts = [_content_text(m["content"]) for m in req.messages[:-1] if m["role"] == "user"]
+    texts += [line.split("User:", 1)[1] for line in req.system.splitlines() if "User:" in line]
+    sentences = []
+    for text in texts:
+        for sentence in re.split(r"(?<=[.!])\s+|\n", text):
+            sentence = sentence.strip()
+            if sentence and not sentence.endswith("?") and re.search(r"\b(?:my|our|I|we)\b", sentence, re.I):
+                sentences.append(sentence)
+    return sentences
+
+
+def _recall_detail(req: Request, question: str) -> str | None:
+    """For a personal question no fact rule covers ("What time is our dinner reservation?"), quote the
+    user's own earlier statement that shares the most distinctive words with it — only from the request."""
+    if not _PERSONAL_Q.match(question):
+        return None
+    wanted = _content_words(question)
+    best, best_score = None, 1
+    for sentence in _user_statements(req):
+        score = len(wanted & _content_words(sentence))
+        if score > best_score or (score == best_score and best is not None and score > 1):
+            best, best_score = sentence, score
+    return best
+
+
 def _chat_reply(req: Request) -> str:
     name, role = _persona(req.system)
     user_text = req.last_user_text
@@ -421,6 +460,12 @@ def _chat_reply(req: Request) -> str:
         value = ", ".join(dict.fromkeys(values)) if multi else values[-1]
         answer = _second_person(Fact(key, value, ""))
         parts.append(answer[0].upper() + answer[1:] + ".")
+    if not parts:
+        quoted = _recall_detail(req, user_text)
+        if quoted:
+            parts.append(f"You told me: \"{quoted}\"")
+        elif _PERSONAL_Q.match(user_text) and not _ADVICE.search(user_text):
+            parts.append("I don't know that: you haven't told me in this conversation.")
     if not parts:
         topic = _topic(user_text)
         where = ""
@@ -520,6 +565,37 @@ def _extract(req: Request) -> str:
         if role == "user":
             facts += [f.sentence for f in find_facts(text, "first")]
     return json.dumps({"facts": list(dict.fromkeys(facts))})
+
+
+def _same_value(a: str, b: str) -> bool:
+    """Values equal up to case, spacing and a leading article ('the Ace Hotel' == 'ace hotel')."""
+    def norm(v: str) -> str:
+        return re.sub(r"^(?:the|a|an) ", "", " ".join(v.lower().split()).strip(" .!"))
+    return norm(a) == norm(b)
+
+
+@task(prompts.RECONCILE_TASK[:60])
+def _reconcile(req: Request) -> str:
+    """Older facts the new fact replaces (same single-valued key, other value) or repeats (same key and value)."""
+    body = req.last_user_text
+    new = find_facts(_section(body, "new_fact"), "third")
+    replaces: list[int] = []
+    duplicates: list[int] = []
+    for line in _section(body, "older_facts").splitlines():
+        m = re.match(r"^\s*\[?(\d+)[\].:)]?\s+(.*)$", line)
+        if not m:
+            continue
+        index, old = int(m.group(1)), find_facts(m.group(2), "third")
+        for nf in new:
+            for of in old:
+                if nf.key != of.key:
+                    continue
+                if _same_value(nf.value, of.value):
+                    duplicates.append(index)
+                elif not (nf.multi or of.multi):
+                    replaces.append(index)
+    replaced = sorted(set(replaces))
+    return json.dumps({"replaces": replaced, "duplicates": sorted(set(duplicates) - set(replaced))})
 
 
 class OfflineModel:

@@ -231,3 +231,17 @@ def test_model_object_directly():
     model = OfflineModel(context_window=100)
     out = model.create({"model": "m", "max_tokens": 30, "messages": [{"role": "user", "content": "My name is Bo."}]})
     assert out["usage"]["input_tokens"] == model.count_tokens({"model": "m", "messages": [{"role": "user", "content": "My name is Bo."}]})
+
+
+def test_quotes_a_detail_the_user_stated_only_when_it_is_in_the_request(client):
+    told = [{"role": "user", "content": "Our dinner reservation at Bestia is at 7:45pm on Friday."},
+            {"role": "assistant", "content": "Lovely."},
+            {"role": "user", "content": "What time is our dinner reservation at Bestia?"}]
+    assert "7:45pm" in text(ask(client, told))
+    alone = text(ask(client, told[-1:]))
+    assert "7:45" not in alone and "don't know" in alone
+    memory = ("You are Scout.\n<remembered_memories>\n[2026-11-29] (from a conversation) User: Our dinner "
+              "reservation at Bestia is at 7:45pm on Friday. Assistant: Lovely.\n</remembered_memories>")
+    assert "7:45pm" in text(ask(client, told[-1:], memory))
+    advice = text(ask(client, "What should we do on our last evening?"))
+    assert "don't know" not in advice
