@@ -18,7 +18,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """Point GTE_DATA_DIR at a temp dir (unless set), go offline unless GTE_LIVE_TESTS=1, plot headless."""
     from helpers.store import local_server_status
 
-    saved = {name: os.environ.get(name) for name in ("GTE_DATA_DIR", "ANTHROPIC_API_KEY", "MPLBACKEND")}
+    saved = {name: os.environ.get(name) for name in ("GTE_DATA_DIR", "ANTHROPIC_API_KEY", "MPLBACKEND", "EMBEDDER")}
     setattr(config, _SAVED_ENV, saved)
     if not os.environ.get("GTE_DATA_DIR", "").strip():
         data_dir = tempfile.mkdtemp(prefix="gte-tests-")
@@ -32,6 +32,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if os.environ.get("GTE_LIVE_TESTS") != "1":
         # Empty rather than unset: an empty value also overrides a key in .env (load_settings treats it as unset).
         os.environ["ANTHROPIC_API_KEY"] = ""
+        os.environ["EMBEDDER"] = "local"  # never send test text to a hosted embedder (VOYAGE_API_KEY)
     os.environ["MPLBACKEND"] = "Agg"
 
 

@@ -18,7 +18,7 @@ from .config import load_settings
 from .cost import CostLedger, available_strategies, make_strategy, simulate, simulation_client
 from .scripts import TRIP_PERSONA, trip_script
 
-__all__ = ["main", "build_parser", "run_cost", "measure_overhead", "SUBCOMMANDS"]
+__all__ = ["main", "build_parser", "run_cost", "measure_overhead", "measure_load", "SUBCOMMANDS"]
 
 
 def _positive_int(text: str) -> int:
@@ -209,9 +209,155 @@ def _add_overhead(sub) -> None:
     p.set_defaults(func=run_overhead)
 
 
+# ---------------------------------------------------------------------------- retrieval
+
+def run_retrieval(args: argparse.Namespace) -> int:
+    """`retrieval`: search latency (p50/p95 ms) at `--memories` memories on the local store (helpers.vector)."""
+    from .vector import run_retrieval_benchmark
+
+    progress = (lambda message: print(message, file=sys.stderr)) if sys.stderr.isatty() else None
+    report = run_retrieval_benchmark(args.memories, args.queries, k=args.k, distinct=args.distinct,
+                                     progress=progress)
+    if args.json:
+        print(json.dumps(report))
+        return 0
+    print(f"# {report['store']} · {report['memories']:,} memories for one user "
+          f"+ {report['other_users_memories']:,} of other users · {report['queries']} queries · k={report['k']}")
+    print(f"# {report['note']}")
+    print(f"fill {report['fill_s']} s · first search (loads the user's cache) {report['cold_load_ms']} ms")
+    print(f"{'mode':>20} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}")
+    for mode, row in report["ms"].items():
+        print(f"{mode:>20} {row['p50']:>8.2f} {row['p95']:>8.2f} {row['max']:>8.2f}")
+    verdict = "meets" if report["meets_target"] else "MISSES"
+    print(f"hybrid p95 {report['ms']['hybrid']['p95']:.2f} ms {verdict} the {report['target_p95_ms']:.0f} ms target; "
+          f"other users' memories returned: {report['isolation_violations']}")
+    return 0
+
+
+def _add_retrieval(sub) -> None:
+    p = sub.add_parser("retrieval", help="search latency at N memories per user (vector, BM25, hybrid)",
+                       description="Fill a throwaway database on the local store with synthetic memories, time "
+                                   "MemoryIndex.search per query, drop the database.")
+    p.add_argument("--memories", type=_positive_int, default=10_000, help="memories of the measured user")
+    p.add_argument("--queries", type=_positive_int, default=200, help="queries to time (default 200)")
+    p.add_argument("--k", type=_positive_int, default=5, help="hits per query (default 5)")
+    p.add_argument("--distinct", type=_positive_int, default=400,
+                   help="distinct texts embedded; the rest reuse their vectors plus noise (default 400)")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    p.set_defaults(func=run_retrieval)
+
+
+# ---------------------------------------------------------------------------- load
+
+def measure_load(sessions: int = 50, turns: int = 20, workers: int = 8, budget: int = 300, settings=None) -> dict:
+    """Many bounded-memory sessions at once: threads, one BoundedMemory per session, one shared Store, the offline
+    model. Reports throughput, memory-layer ms per turn (model time excluded), errors, version conflicts, and
+    checks every session against its logs (helpers.consistency). A throwaway database, dropped afterwards."""
+    import threading
+    import time
+    import uuid
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .consistency import check_consistency
+    from .llm import offline_transport
+    from .memory import BoundedMemory
+    from .store import open_store
+
+    settings = settings or load_settings()
+    db_name = f"bench_load_{uuid.uuid4().hex[:8]}"
+    store = open_store(settings.with_(db_name=db_name), fallback=False)
+    clock = threading.local()  # model seconds spent by this thread's current turn
+
+    def offline_client():
+        client = simulation_client(settings)
+        transport = offline_transport(client)
+        serve = transport.handle_request
+
+        def timed(request):
+            t0 = time.perf_counter()
+            try:
+                return serve(request)
+            finally:
+                clock.model_s = getattr(clock, "model_s", 0.0) + time.perf_counter() - t0
+
+        transport.handle_request = timed
+        return client
+
+    script = trip_script(turns)
+    ids = [(f"load-user-{i}", uuid.uuid4().hex) for i in range(sessions)]
+    memory_ms: list[float] = []
+    turn_ms: list[float] = []
+    errors: list[str] = []
+    conflicts = [0]
+    lock = threading.Lock()
+
+    def run_session(user_id: str, session_id: str) -> None:
+        memory = BoundedMemory(offline_client(), settings, store=store, user_id=user_id, session_id=session_id,
+                               budget=budget, system=TRIP_PERSONA)
+        for text in script:
+            clock.model_s = 0.0
+            t0 = time.perf_counter()
+            try:
+                memory.turn(text)
+            except Exception as err:  # counted and reported, never raised: the run goes on
+                with lock:
+                    errors.append(f"{user_id}: {err.__class__.__name__}: {err}"[:300])
+                continue
+            total = time.perf_counter() - t0
+            with lock:
+                turn_ms.append(total * 1000)
+                memory_ms.append((total - clock.model_s) * 1000)
+        with lock:
+            conflicts[0] += memory.stats["conflicts"]
+
+    started = time.perf_counter()
+    try:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            for future in [pool.submit(run_session, u, s) for u, s in ids]:
+                future.result()
+        wall_s = time.perf_counter() - started
+        problems = {f"{u}/{s}": p for u, s in ids if (p := check_consistency(store, u, s, budget=budget))}
+        described = store.describe().removeprefix("store: ")
+    finally:
+        store.client.drop_database(db_name)
+        store.close()
+    done = len(turn_ms)
+    return {
+        "sessions": sessions, "turns_per_session": turns, "workers": workers, "budget": budget, "store": described,
+        "turns": done, "wall_s": round(wall_s, 2), "turns_per_s": round(done / wall_s, 1) if wall_s else None,
+        "memory_ms_p50": round(_percentile(memory_ms, 50), 2), "memory_ms_p95": round(_percentile(memory_ms, 95), 2),
+        "turn_ms_p50": round(_percentile(turn_ms, 50), 2), "turn_ms_p95": round(_percentile(turn_ms, 95), 2),
+        "errors": len(errors), "error_samples": errors[:3], "conflicts": conflicts[0],
+        "inconsistent_sessions": len(problems), "problem_samples": dict(list(problems.items())[:3]),
+    }
+
+
+def run_load(args: argparse.Namespace) -> int:
+    """`load`: many concurrent sessions; exit 1 if any turn failed or any session is inconsistent with its logs."""
+    figures = measure_load(args.sessions, args.turns, args.workers, args.budget)
+    if args.json:
+        print(json.dumps(figures))
+    else:
+        for key, value in figures.items():
+            print(f"{key:>22}: {value}")
+    return 1 if figures["errors"] or figures["inconsistent_sessions"] else 0
+
+
+def _add_load(sub) -> None:
+    p = sub.add_parser("load", help="many concurrent bounded sessions: turns/s, memory-layer p50/p95, errors",
+                       description="Threads run many sessions at once on one shared store and the offline model; "
+                                   "model time is excluded from the latency; every session is checked afterwards.")
+    p.add_argument("--sessions", type=_positive_int, default=50, help="sessions to run (default 50)")
+    p.add_argument("--turns", type=_positive_int, default=20, help="turns per session (default 20)")
+    p.add_argument("--workers", type=_positive_int, default=8, help="threads running sessions at once (default 8)")
+    p.add_argument("--budget", type=_positive_int, default=300, help="window budget in tokens (default 300)")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    p.set_defaults(func=run_load)
+
+
 # ---------------------------------------------------------------------------- entry point
 
-SUBCOMMANDS: list[Callable] = [_add_cost, _add_overhead]
+SUBCOMMANDS: list[Callable] = [_add_cost, _add_overhead, _add_retrieval, _add_load]
 
 
 def build_parser() -> argparse.ArgumentParser:

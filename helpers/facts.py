@@ -1,0 +1,418 @@
+"""Semantic memory: per-user facts, deduplicated, superseded (not deleted) when they change. Taught in 05_vector_memory.
+
+`FactMemory.add_facts(user_id, facts, source)` decides for each fact sentence:
+
+1. the same normalised text is already stored            → touch it (updated_at, seen_count + 1)
+2. an active fact is a near-duplicate (cosine ≥ 0.92,
+   same numbers, same negation)                          → touch that one instead of adding
+3. otherwise ask the model (RECONCILE_TASK) about the closest active facts (cosine ≥ 0.45): those the
+   new fact makes outdated get `superseded_by` = new id and `valid_to` = now; they stay in the
+   collection as history but search no longer returns them. A fact the model calls a duplicate is
+   touched instead.
+
+The thresholds were measured with all-MiniLM-L6-v2 (see notebook 05): paraphrases score 0.87-0.99
+("favorite color is teal" vs "favourite colour is teal": 0.977), contradictions 0.51-0.85 ("lives in
+Denver" vs "lives in Los Angeles": 0.705), unrelated facts below 0.40. Numbers and negation barely
+move the cosine ("birthday is March 3" vs "March 4": 0.950; "allergic" vs "not allergic": 0.945), so
+a near-duplicate must also carry the same numbers and the same negation.
+
+Writing memories costs an extraction call and some embeddings per turn; `FactWorker` moves that off
+the reply path (a thread with a bounded queue that never drops work and drains at exit).
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import logging
+import queue
+import re
+import threading
+import time
+import traceback
+import warnings
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Callable
+
+import anthropic
+from bson import ObjectId
+
+from . import prompts
+from .config import ConfigError, Settings, load_settings
+from .conversation import text_of
+from .summary import extract_facts
+from .vector import Hit, MemoryIndex, _aware, _check_source, _now, _percentiles, check_user_id, content_hash
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .embeddings import Embedder
+    from .store import Store
+
+__all__ = [
+    "FactMemory",
+    "FactResult",
+    "Remembered",
+    "FactWorker",
+    "WorkerError",
+    "near_duplicate",
+    "measure_extraction_latency",
+    "DEDUP_THRESHOLD",
+    "CANDIDATE_THRESHOLD",
+    "MAX_CANDIDATES",
+]
+
+DEDUP_THRESHOLD = 0.92      # cosine at or above which a fact is the same as a stored one (plus the guards below)
+CANDIDATE_THRESHOLD = 0.45  # cosine at or above which a stored fact may be contradicted (sent to the model)
+MAX_CANDIDATES = 5          # stored facts shown to the model per new fact
+MAX_FACT_CHARS = 400        # longer "facts" are not facts: skipped
+
+log = logging.getLogger(__name__)
+
+_NUMBER = re.compile(r"\w*\d[\w]*(?:[.,:/-]\d+)*")
+_NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|neither|nor|without|longer)\b|n't\b", re.I)
+
+
+def _numbers(text: str) -> frozenset[str]:
+    return frozenset(token.lower() for token in _NUMBER.findall(text))
+
+
+def _negated(text: str) -> bool:
+    return bool(_NEGATION.search(text.replace("’", "'")))
+
+
+def near_duplicate(a: str, b: str, similarity: float, threshold: float = DEDUP_THRESHOLD) -> bool:
+    """Same fact in other words: cosine ≥ threshold, the same numbers and the same negation."""
+    return similarity >= threshold and _numbers(a) == _numbers(b) and _negated(a) == _negated(b)
+
+
+@dataclass(frozen=True)
+class FactResult:
+    """What `add_facts` did with one fact: added, touched (same text), merged (near-duplicate) or skipped."""
+
+    action: str
+    id: str | None
+    text: str
+    matched: str | None = None          # the stored fact it was merged into / touched
+    similarity: float | None = None     # cosine to `matched`
+    replaced: list[str] = field(default_factory=list)   # ids this fact superseded
+    reconciled: bool = True             # False if the contradiction check failed (the fact was still stored)
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """What `remember` stored for one exchange."""
+
+    facts: list[FactResult]
+    episode_id: str | None
+
+
+class FactMemory:
+    """Facts per user in the `memories` collection: add with dedup and supersede, extract from exchanges. Taught in 05.
+
+    `client` (an anthropic.Anthropic, live or offline) is needed for extraction and for the
+    contradiction check; without it `add_facts` still deduplicates but never supersedes.
+    """
+
+    def __init__(self, store: "Store", embedder: "Embedder | None" = None, client: anthropic.Anthropic | None = None,
+                 settings: Settings | None = None, ledger=None, *, index: MemoryIndex | None = None,
+                 dedup_threshold: float = DEDUP_THRESHOLD, candidate_threshold: float = CANDIDATE_THRESHOLD,
+                 max_candidates: int = MAX_CANDIDATES):
+        if index is not None and embedder is not None and index.embedder is not embedder:
+            raise ConfigError("FactMemory got an index with another embedder; pass one of them, or the same one")
+        self.settings = settings or load_settings()
+        self.index = index or MemoryIndex(store, embedder)
+        self.store = store
+        self.embedder = self.index.embedder
+        self.client = client
+        self.ledger = ledger
+        self.model = self.settings.extraction_model
+        self.dedup_threshold = dedup_threshold
+        self.candidate_threshold = candidate_threshold
+        self.max_candidates = max_candidates
+        self.stats: Counter = Counter()
+        self._lock = threading.RLock()  # one dedup decision at a time per process (worker + caller)
+
+    def __repr__(self) -> str:
+        return f"FactMemory({self.store!r}, embedder={self.embedder.name!r}, model={self.model!r})"
+
+    # -- forgetting
+    def ensure_ttl_index(self, seconds: int | None) -> str:
+        """Forget memories not stated again for `seconds` (TTL index on `expires_at`; idempotent). See MemoryIndex."""
+        return self.index.ensure_ttl_index(seconds)
+
+    # -- the contradiction check
+    def reconcile(self, new_fact: str, older: list[str]) -> tuple[list[int], list[int]]:
+        """Ask the model which `older` facts `new_fact` makes outdated and which it repeats: (replaces, duplicates)."""
+        if self.client is None:
+            raise ConfigError("reconcile needs a client: FactMemory(..., client=get_client(settings))")
+        lines = "\n".join(f"{i}. {' '.join(text.split())}" for i, text in enumerate(older))
+        body = f"<new_fact>\n{' '.join(new_fact.split())}\n</new_fact>\n<older_facts>\n{lines}\n</older_facts>"
+        reply = self.client.messages.create(model=self.model, max_tokens=200, system=prompts.RECONCILE_TASK,
+                                            messages=[{"role": "user", "content": body}])
+        if self.ledger is not None:
+            self.ledger.record("reconcile", reply.model, reply.usage)
+        self.stats["reconcile_calls"] += 1
+        raw = "".join(b.text for b in reply.content if b.type == "text")
+        match = re.search(r"\{.*\}", raw, re.S)
+        try:
+            data = json.loads(match.group(0) if match else raw)
+        except ValueError:
+            return [], []
+
+        def indices(key: str) -> list[int]:
+            values = data.get(key, []) if isinstance(data, dict) else []
+            values = values if isinstance(values, list) else []
+            return sorted({v for v in values if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < len(older)})
+
+        replaces = indices("replaces")
+        return replaces, [i for i in indices("duplicates") if i not in replaces]
+
+    # -- writing facts
+    def add_facts(self, user_id: str, facts: list[str], source: dict | None = None, *,
+                  now: datetime | None = None) -> list[FactResult]:
+        """Store fact sentences for one user with dedup and supersede; one FactResult per input fact."""
+        user_id = check_user_id(user_id)
+        if isinstance(facts, str):
+            raise TypeError("add_facts takes a list of fact sentences; wrap a single one in a list")
+        source = _check_source(source)
+        results = []
+        with self._lock:
+            for fact in facts:
+                text = " ".join(fact.split()) if isinstance(fact, str) else ""
+                if not text or len(text) > MAX_FACT_CHARS:
+                    results.append(FactResult("skipped", None, text))
+                    continue
+                results.append(self._add_one(user_id, text, source, _aware(now) or _now()))
+        for result in results:
+            self.stats[result.action] += 1
+            self.stats["superseded"] += len(result.replaced)
+        return results
+
+    def _add_one(self, user_id: str, text: str, source: dict, now: datetime) -> FactResult:
+        same = self.index.find_hash(user_id, "fact", content_hash(text))
+        if same is not None:
+            self.index.touch(user_id, same.id, now=now)
+            return FactResult("touched", same.id, text, matched=same.id, similarity=1.0)
+        vector = self.embedder.embed([text])[0]
+        near = self.index.neighbours(user_id, vector, kinds=("fact",), min_similarity=self.candidate_threshold,
+                                     limit=self.max_candidates, now=now)
+        if near and near_duplicate(text, near[0].text, near[0].similarity or 0.0, self.dedup_threshold):
+            self.index.touch(user_id, near[0].id, now=now)
+            return FactResult("merged", near[0].id, text, matched=near[0].id, similarity=near[0].similarity)
+        replaces: list[int] = []
+        duplicates: list[int] = []
+        reconciled = True
+        if near and self.client is not None:
+            try:
+                replaces, duplicates = self.reconcile(text, [hit.text for hit in near])
+            except anthropic.APIError as err:  # keep the fact; both stay active, the newer date wins in the prompt
+                reconciled = False
+                self.stats["reconcile_errors"] += 1
+                log.warning("contradiction check failed for user %r (%s); fact stored without it", user_id, err)
+        if duplicates:
+            target = near[duplicates[0]]
+            self.index.touch(user_id, target.id, now=now)
+            replaced = self._supersede(user_id, [near[i] for i in replaces if near[i].id != target.id], target.id, now)
+            return FactResult("merged", target.id, text, matched=target.id, similarity=target.similarity,
+                              replaced=replaced)
+        new_id = self.index.insert(self.index.new_doc(user_id, "fact", text, vector, source, now=now))
+        replaced = self._supersede(user_id, [near[i] for i in replaces], new_id, now)
+        return FactResult("added", new_id, text, replaced=replaced, reconciled=reconciled)
+
+    def _supersede(self, user_id: str, old: list[Hit], new_id: str, now: datetime) -> list[str]:
+        """Mark old facts as replaced by `new_id` (kept as history, hidden from search)."""
+        ids = [hit.id for hit in old]
+        if ids:
+            self.index.update(user_id, ids, {"superseded_by": ObjectId(new_id), "valid_to": now, "active": False,
+                                             "updated_at": now}, only_active=True)
+        return ids
+
+    def extract_and_store(self, user_id: str, exchange_messages: list[dict], source: dict | None = None, *,
+                          now: datetime | None = None) -> list[FactResult]:
+        """Extract the facts the user stated in an exchange (helpers.summary.extract_facts), then `add_facts`."""
+        user_id = check_user_id(user_id)
+        if self.client is None:
+            raise ConfigError("extract_and_store needs a client: FactMemory(..., client=get_client(settings))")
+        facts = extract_facts(self.client, self.model, list(exchange_messages), self.ledger)
+        return self.add_facts(user_id, facts, source, now=now)
+
+    def remember(self, user_id: str, exchange_messages: list[dict], source: dict | None = None, *,
+                 episode: bool = True, now: datetime | None = None) -> Remembered:
+        """After a turn: store the exchange verbatim (with `episode`), then extract and store its facts.
+
+        The episode goes first: it needs no model call, so an extraction failure cannot lose it (and a
+        retry does not duplicate it: episodes are idempotent per source).
+        """
+        user_id = check_user_id(user_id)
+        episode_id = None
+        if episode:
+            user_text = " ".join(text_of(m) for m in exchange_messages if m["role"] == "user")
+            reply = " ".join(text_of(m) for m in exchange_messages if m["role"] == "assistant")
+            if user_text.strip():
+                src = _check_source(source)
+                episode_id = self.index.add_episode(user_id, src["session_id"], src["seq"], user_text, reply, now=now)
+        return Remembered(self.extract_and_store(user_id, exchange_messages, source, now=now), episode_id)
+
+    # -- reading
+    def active(self, user_id: str) -> list[Hit]:
+        """The user's current facts (not superseded, not expired), oldest first."""
+        return self.index.all(user_id, kinds=("fact",))
+
+    def history(self, user_id: str) -> list[dict]:
+        """Every fact ever stored for the user, superseded ones included, oldest first (without embeddings)."""
+        user_id = check_user_id(user_id)
+        docs = self.store.memories.find({"user_id": user_id, "kind": "fact"}, {"embedding": 0})
+        return sorted(docs, key=lambda d: (_aware(d.get("created_at")), str(d["_id"])))
+
+
+# ---------------------------------------------------------------------------- background worker
+
+@dataclass(frozen=True)
+class WorkerError:
+    """A job the worker could not complete: which user, what went wrong, the traceback."""
+
+    user_id: str
+    source: Any
+    error: str
+    traceback: str
+
+
+_STOP = object()
+
+
+class FactWorker:
+    """Stores memories off the reply path: a thread with a bounded queue. Taught in 05_vector_memory.
+
+    `submit` blocks while the queue is full (back-pressure, never dropping work); `drain` waits until
+    everything submitted is stored; `close` drains and stops, and runs at interpreter exit too. A
+    failed job is counted in `error_count`, kept in `errors` (the last 100) and logged; `close` warns.
+    The default job is `facts.remember(user_id, exchange_messages, source, **kwargs)`.
+    """
+
+    def __init__(self, facts: FactMemory | None = None, *, handler: Callable[..., Any] | None = None,
+                 maxsize: int = 64, name: str = "fact-worker"):
+        if handler is None:
+            if facts is None:
+                raise ValueError("FactWorker needs a FactMemory (or a handler)")
+            handler = facts.remember
+        if not isinstance(maxsize, int) or maxsize < 1:
+            raise ValueError(f"maxsize must be a positive int, got {maxsize!r}")
+        self.handler = handler
+        self.maxsize = maxsize
+        self.done = 0
+        self.error_count = 0
+        self.errors: deque[WorkerError] = deque(maxlen=100)
+        self._queue: queue.Queue = queue.Queue(maxsize=maxsize)
+        self._cond = threading.Condition()
+        self._unfinished = 0
+        self._closed = False
+        self._warned = False
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+        atexit.register(self.close)  # daemon threads still run while atexit handlers do: the queue drains
+
+    def __repr__(self) -> str:
+        return (f"FactWorker(pending={self.pending}, done={self.done}, errors={self.error_count}, "
+                f"closed={self._closed})")
+
+    def __enter__(self) -> "FactWorker":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def pending(self) -> int:
+        """Jobs submitted and not yet finished."""
+        with self._cond:
+            return self._unfinished
+
+    def submit(self, user_id: str, exchange_messages: list[dict], source: dict | None = None, **kwargs: Any) -> None:
+        """Queue one exchange; blocks while `maxsize` jobs are waiting. Raises RuntimeError after close."""
+        check_user_id(user_id)  # fail in the caller's thread, not later in the worker
+        with self._cond:
+            if self._closed:
+                raise RuntimeError("FactWorker is closed; create a new one to submit more work")
+            self._unfinished += 1
+        self._queue.put((user_id, list(exchange_messages), source, kwargs))
+
+    def _run(self) -> None:
+        while True:
+            job = self._queue.get()
+            if job is _STOP:
+                return
+            user_id, messages, source, kwargs = job
+            try:
+                self.handler(user_id, messages, source, **kwargs)
+                self.done += 1
+            except Exception as exc:  # noqa: BLE001 - counted, kept and logged, never silent
+                self.error_count += 1
+                self.errors.append(WorkerError(user_id, source, f"{type(exc).__name__}: {exc}",
+                                               traceback.format_exc()))
+                log.error("FactWorker job for user %r failed: %s: %s", user_id, type(exc).__name__, exc)
+            finally:
+                with self._cond:
+                    self._unfinished -= 1
+                    self._cond.notify_all()
+
+    def drain(self, timeout: float | None = None) -> bool:
+        """Wait until every submitted job has finished; False if `timeout` seconds passed first."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._unfinished == 0, timeout)
+
+    def close(self, timeout: float | None = None) -> bool:
+        """Refuse new work, drain, stop the thread; True if everything was stored. Safe to call twice."""
+        with self._cond:
+            self._closed = True
+        drained = self.drain(timeout)
+        if self._thread.is_alive() and drained:
+            self._queue.put(_STOP)
+            self._thread.join(timeout)
+        atexit.unregister(self.close)
+        if self.error_count and not self._warned:
+            self._warned = True
+            first = self.errors[0].error if self.errors else "?"
+            warnings.warn(f"FactWorker: {self.error_count} of {self.done + self.error_count} jobs failed "
+                          f"(first: {first}); see worker.errors", RuntimeWarning, stacklevel=2)
+        return drained
+
+
+# ---------------------------------------------------------------------------- latency
+
+def measure_extraction_latency(facts: FactMemory, exchanges: list[tuple[str, str]], *,
+                               user_id: str = "latency-demo", session_id: str = "latency", maxsize: int = 64,
+                               cleanup: bool = True) -> dict:
+    """How long memory writing blocks a turn: sync (`remember` inline) vs background (`FactWorker.submit`).
+
+    `exchanges` are (user_text, assistant_text) pairs; each mode writes to its own user id. Returns
+    per-turn milliseconds (p50/p95/mean/max and samples) and how long the worker then took to drain.
+    """
+    check_user_id(user_id)
+    sync_user, worker_user = f"{user_id}-sync", f"{user_id}-worker"
+
+    def messages(user_text: str, reply: str) -> list[dict]:
+        return [{"role": "user", "content": user_text}, {"role": "assistant", "content": reply}]
+
+    sync_ms = []
+    for i, (user_text, reply) in enumerate(exchanges):
+        started = time.perf_counter()
+        facts.remember(sync_user, messages(user_text, reply), {"session_id": session_id, "seq": 2 * i + 1})
+        sync_ms.append((time.perf_counter() - started) * 1000)
+    worker = FactWorker(facts, maxsize=maxsize)
+    submit_ms = []
+    for i, (user_text, reply) in enumerate(exchanges):
+        started = time.perf_counter()
+        worker.submit(worker_user, messages(user_text, reply), {"session_id": session_id, "seq": 2 * i + 1})
+        submit_ms.append((time.perf_counter() - started) * 1000)
+    started = time.perf_counter()
+    worker.close()
+    drain_ms = (time.perf_counter() - started) * 1000
+    stored = {name: len(facts.index.all(uid)) for name, uid in (("sync", sync_user), ("worker", worker_user))}
+    if cleanup:
+        facts.index.delete_user(sync_user)
+        facts.index.delete_user(worker_user)
+    return {"turns": len(exchanges), "sync_ms": _percentiles(sync_ms) if sync_ms else None,
+            "worker_submit_ms": _percentiles(submit_ms) if submit_ms else None,
+            "worker_drain_ms": round(drain_ms, 1), "worker_errors": worker.error_count, "stored": stored,
+            "sync_samples": [round(x, 3) for x in sync_ms], "worker_samples": [round(x, 3) for x in submit_ms]}
