@@ -12,8 +12,8 @@ from .llm import get_client
 
 __all__ = ["main", "build_parser"]
 
-STAGES = ("stateless", "history", "bounded")
-PERSISTENT = ("bounded",)
+STAGES = ("stateless", "history", "bounded", "vector")
+PERSISTENT = ("bounded", "vector")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -23,12 +23,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--stage", choices=STAGES, default="history", help="which memory strategy to use")
     parser.add_argument("--system", default=None, help="system prompt (default: plain assistant; Scout from 'bounded' on)")
+    parser.add_argument("--stats", action="store_true",
+                        help="at exit, print the memory's counters (turns, version-guard conflicts, ...) as JSON on stderr")
     group = parser.add_argument_group("persistent stages (bounded, vector)")
     group.add_argument("--session-file", default=".session_id",
                        help="file holding the session id (created if missing; delete it to start over)")
     group.add_argument("--user", default="default", help="user id: sessions and memories are kept per user")
     group.add_argument("--budget", type=int, default=None, help="window budget in tokens (default WINDOW_BUDGET_TOKENS)")
     group.add_argument("--summary-max-tokens", type=int, default=None, help="cap on the rolling summary in tokens")
+    group.add_argument("--memory-budget", type=int, default=None,
+                       help="tokens of retrieved long-term memory per request (vector; default MEMORY_BUDGET_TOKENS)")
     actions = group.add_mutually_exclusive_group()
     actions.add_argument("--show-state", action="store_true", help="print the session state as JSON and exit")
     actions.add_argument("--show-request", metavar="TEXT",
@@ -48,14 +52,16 @@ def _stdin_lines():
 
 
 def _make_memory(args, settings, client):
-    from .memory import BoundedMemory, HistoryMemory, StatelessMemory
+    from .memory import BoundedMemory, HistoryMemory, StatelessMemory, VectorMemory
 
     if args.stage in PERSISTENT:
         from .store import open_store
 
         store = open_store(settings)
-        return BoundedMemory(client, settings, store=store, user_id=args.user, session_file=args.session_file,
-                             budget=args.budget, summary_max_tokens=args.summary_max_tokens, system=args.system)
+        cls = VectorMemory if args.stage == "vector" else BoundedMemory
+        extra = {"memory_budget": args.memory_budget} if args.stage == "vector" else {}
+        return cls(client, settings, store=store, user_id=args.user, session_file=args.session_file,
+                   budget=args.budget, summary_max_tokens=args.summary_max_tokens, system=args.system, **extra)
     cls = {"stateless": StatelessMemory, "history": HistoryMemory}[args.stage]
     return cls(client, settings, system=args.system)
 
@@ -94,7 +100,7 @@ def _one_shot(args, memory) -> int | None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the chat loop; returns the process exit code."""
-    from .memory import EmptyMessageError, TurnError
+    from .memory import EmptyMessageError, SessionConflict, TurnError
 
     from .store import StoreError
 
@@ -123,11 +129,15 @@ def main(argv: list[str] | None = None) -> int:
         except EmptyMessageError as err:
             print(f"! {err}", file=sys.stderr)
             continue
-        except TurnError as err:
+        except (TurnError, SessionConflict, StoreError) as err:
             failures += 1
             print(f"! {err} (your message was kept; try again)", file=sys.stderr)
             continue
         print(" ".join(result.reply.split()) or "(empty reply)", flush=True)
+    if hasattr(memory, "close"):
+        memory.close()  # background memory work finishes before the process ends
+    if args.stats:
+        print("# stats " + json.dumps(getattr(memory, "stats", {}), sort_keys=True), file=sys.stderr)
     return 1 if failures else 0
 
 

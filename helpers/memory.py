@@ -504,6 +504,146 @@ def _explain_store(err: BaseException) -> str:
             "Check the store (`python -m helpers.store status` for the local server, or MONGODB_URI) and try again.")
 
 
+# ---------------------------------------------------------------------------- vector memory (05)
+
+__all__ += ["VectorMemory"]
+
+
+class VectorMemory(BoundedMemory):
+    """Bounded memory plus long-term vector memory: per-user facts and past exchanges, retrieved per query.
+
+    Per turn: retrieve facts and episodes for the user's message (hybrid ranking, this user only) → pack
+    them into `memory_budget` tokens → inject them in the system prompt, marked as dated data, beside the
+    rolling summary → the bounded turn → store the exchange as an episode and extract its facts (inline,
+    or on a background worker). Taught in 05_vector_memory.
+    """
+
+    stage = "vector"
+
+    def __init__(self, client, settings: Settings | None = None, *, store, index=None, facts=None,
+                 memory_budget: int | None = None, k: int = 8, mode: str = "hybrid", background: bool = False,
+                 embedder=None, half_life_days: float | None = None, **kwargs):
+        super().__init__(client, settings, store=store, **kwargs)
+        from .facts import FactMemory, FactWorker
+        from .vector import MemoryIndex
+
+        self.index = index or (facts.index if facts is not None else
+                               MemoryIndex(store, embedder, half_life_days=half_life_days))
+        self.facts = facts or FactMemory(store, self.index.embedder, client, self.settings, self.ledger,
+                                         index=self.index)
+        self.memory_budget = memory_budget or self.settings.memory_budget
+        self.k, self.mode = k, mode
+        self.worker = FactWorker(handler=self._remember_job) if background else None
+        self._retry: list[tuple] = []
+        self._last_hits: list = []
+        self.stats.update({"memory_failures": 0, "memory_s": 0.0})
+
+    # -- retrieval and the request
+    def retrieve(self, text: str, session: dict | None = None) -> tuple[str, list]:
+        """The memory block for `text` and the hits in it (episodes already in the window are skipped)."""
+        from .vector import format_memories, pack
+
+        in_window = {m.get("seq") for m in (session or {}).get("window", [])}
+        hits = self.index.search(self.user_id, text, k=self.k + len(in_window), mode=self.mode)
+        hits = [h for h in hits if not (h.kind == "episode" and (h.source or {}).get("seq") in in_window)]
+        packed = pack(hits[: self.k], self.memory_budget)
+        return format_memories(packed), packed
+
+    def system_prompt(self, session: dict, block: str | None = None) -> str:
+        base = super().system_prompt(session)
+        return f"{base}\n\n{block}" if block else base
+
+    def _request_for(self, session: dict, text: str) -> dict:
+        block, hits = self.retrieve(text, session)
+        self._last_hits, self._last_block = hits, block
+        request = super()._request_for(session, text)
+        request["system"] = self.system_prompt(session, block)
+        return request
+
+    def _memory_tokens(self) -> int:
+        from .offline_model import count_text_tokens
+
+        block = getattr(self, "_last_block", "")
+        return count_text_tokens("\n\n" + block) if block else 0
+
+    def _base_tokens(self, session: dict) -> int:
+        # persona + summary (counted once, then tracked by deltas) plus this turn's memory block
+        return super()._base_tokens(session) + self._memory_tokens()
+
+    def _fold(self, session: dict, exchange: list[dict], base: int) -> tuple[dict, dict]:
+        fields, info = super()._fold(session, exchange, base - self._memory_tokens())
+        if self.worker is None:
+            fields["facts_pending"] = self._remember_now(session.get("facts_pending", []), exchange)
+        return fields, info
+
+    # -- writing long-term memory
+    def _remember_job(self, user_id: str, messages: list[dict], source: dict) -> None:
+        try:
+            self.facts.remember(user_id, messages, source)
+        except Exception:
+            self._retry.append((user_id, messages, source))  # retried on the next turn: nothing is lost
+            raise
+
+    def _remember_now(self, pending: list[dict], exchange: list[dict]) -> list[dict]:
+        """Store episodes and facts for earlier failures and this exchange; returns what still failed."""
+        todo = [*pending, {"messages": [strip_meta(m) for m in exchange], "seq": exchange[0].get("seq")}]
+        left = []
+        t0 = time.perf_counter()
+        for item in todo:
+            try:
+                self.facts.remember(self.user_id, item["messages"], {"session_id": self.session_id, "seq": item["seq"]})
+            except anthropic.APIError:
+                self.stats["memory_failures"] += 1
+                left.append(item)
+        self.stats["memory_s"] += time.perf_counter() - t0
+        return left
+
+    def turn(self, text: str) -> TurnResult:
+        if self.worker is not None:
+            while self._retry:
+                self.worker.submit(*self._retry.pop(0))
+        result = super().turn(text)
+        if self.worker is not None:
+            exchange = [{"role": "user", "content": text}, {"role": "assistant", "content": result.reply}]
+            self.worker.submit(self.user_id, exchange, {"session_id": self.session_id, "seq": result.extra["user_seq"]})
+        result.extra["retrieved"] = [h.to_dict() for h in self._last_hits]
+        return result
+
+    def close(self) -> None:
+        """Finish background work (every queued exchange is stored before this returns)."""
+        if self.worker is not None:
+            self.worker.close()
+
+    # -- inspection
+    def state(self) -> dict:
+        data = super().state()
+        session = self.load(create=False)
+        data["stage"] = self.stage
+        data["memories"] = [h.to_dict() for h in self.facts.active(self.user_id)]
+        data["retrieved"] = [h.to_dict() for h in self._last_hits]
+        data["memory_budget"] = self.memory_budget
+        data["facts_pending"] = len(session.get("facts_pending", []))
+        data["gauge"] = self._gauge(session, self._memory_tokens() if self._last_hits else 0)
+        data["gauge"]["system"] = (data["gauge"]["system"] + data["gauge"]["memories"]
+                                   if data["gauge"]["system"] is not None else None)
+        return data
+
+    def import_turns(self, turns: list[dict]) -> dict:
+        """Import as BoundedMemory does, and also store each imported exchange's episode and facts."""
+        self._last_block, self._last_hits = "", []
+        result = super().import_turns(turns)
+        result["memories"] = [h.to_dict() for h in self.facts.active(self.user_id)]
+        return result
+
+
+def _vector_strategy(client, settings, *, store=None, **kw) -> VectorMemory:
+    """Simulator factory for vector memory; an in-memory store unless `store` is given."""
+    from .store import mongomock_store
+
+    kw.setdefault("user_id", "simulation")
+    return VectorMemory(client, settings, store=store or mongomock_store("simulation"), **kw)
+
+
 def _bounded_strategy(client, settings, *, store=None, budget: int | None = None, summary_max_tokens: int | None = None,
                       system: str | None = None, model: str | None = None, max_tokens: int | None = None, ledger=None,
                       user_id: str = "simulation", session_id: str | None = None) -> BoundedMemory:
@@ -520,6 +660,8 @@ def _register() -> None:
 
     if "bounded" not in STRATEGIES:
         register_strategy("bounded", _bounded_strategy)
+    if "vector" not in STRATEGIES:
+        register_strategy("vector", _vector_strategy)
 
 
 _register()

@@ -481,7 +481,7 @@ def _chat_reply(req: Request) -> str:
             "Shall I suggest a time of day that works best?",
         ])
         parts.append(f"{opener}On {topic}{where}: {tip}. {closing}")
-    elif name and not asked:
+    elif name and stated_now and not asked:
         parts.append(f"{name} will keep that in mind.")
     return " ".join(parts)
 

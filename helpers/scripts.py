@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from .prompts import SCOUT_PERSONA
 
-__all__ = ["trip_script", "PLANTED_FACTS", "OPENING_TURNS", "TRIP_PERSONA"]
+__all__ = ["trip_script", "recall_script", "recall_questions", "PLANTED_FACTS", "PLANTED_DETAILS", "PARAPHRASED", "EXACT_LOOKUPS", "OPENING_TURNS",
+           "TRIP_PERSONA"]
 
 TRIP_PERSONA = SCOUT_PERSONA  # the system prompt the trip script is written for
 
@@ -100,3 +101,54 @@ def trip_script(n_turns: int) -> list[str]:
         raise ValueError(f"n_turns must be a whole number ≥ 1, got {n_turns!r}")
     opening = list(OPENING_TURNS[:n_turns])
     return opening + [_filler(i) for i in range(n_turns - len(opening))]
+
+
+# Details told once, mid-conversation, in words no fact rule turns into a "The user's X is Y" fact:
+# a rolling summary keeps at most their gist, while an episodic memory keeps the exact words.
+PLANTED_DETAILS: tuple[tuple[int, str, str, str], ...] = (
+    # (turn index, statement, recall question, substring the answer needs)
+    (8, "Our dinner reservation at Bestia is at 7:45pm on Friday, table for three.",
+     "What time is our dinner reservation at Bestia?", "7:45pm"),
+    (14, "Our tickets for the Broad museum are for 2:30pm on Sunday, confirmation QX7-55K.",
+     "What is the confirmation code for our Broad museum tickets?", "QX7-55K"),
+    (21, "My sister Ines lands at LAX on Thursday on flight DL1187.",
+     "Which flight does my sister Ines land on?", "DL1187"),
+)
+
+
+def recall_script(n_turns: int) -> list[str]:
+    """The trip script with `PLANTED_DETAILS` told at their turns: facts early, details a little later."""
+    script = trip_script(n_turns)
+    for index, statement, _question, _answer in PLANTED_DETAILS:
+        if index < len(script):
+            script[index] = statement
+    return script
+
+
+# The same planted items asked in other words (few shared terms): where lexical and embedding ranking differ.
+PARAPHRASED: tuple[tuple[str, str], ...] = (
+    ("Which colour do I like best?", "teal"),
+    ("Which city is home for me?", "Portland"),
+    ("Is there any food I must avoid?", "peanuts"),
+    ("Where am I staying during the trip?", "Ace Hotel"),
+    ("What's my pup called?", "Biscuit"),
+    ("Remind me when we eat on Friday night.", "7:45pm"),
+    ("What's the booking reference for the art gallery visit?", "QX7-55K"),
+    ("When does Ines get in, and on which plane?", "DL1187"),
+)
+
+
+# Questions that quote an exact identifier from a detail: where word matching beats embeddings.
+EXACT_LOOKUPS: tuple[tuple[str, str], ...] = (
+    ("What was QX7-55K again?", "Broad"),
+    ("Who is on DL1187?", "Ines"),
+    ("Bestia: which day?", "Friday"),
+)
+
+
+def recall_questions() -> list[tuple[str, str, str]]:
+    """Every planted question as (kind, question, expected substring): fact, detail, paraphrase or exact."""
+    return ([("fact", q, a) for q, a in PLANTED_FACTS]
+            + [("detail", q, a) for _i, _s, q, a in PLANTED_DETAILS]
+            + [("paraphrase", q, a) for q, a in PARAPHRASED]
+            + [("exact", q, a) for q, a in EXACT_LOOKUPS])

@@ -72,6 +72,7 @@ __all__ = [
 KINDS = ("fact", "episode")
 MODES = ("hybrid", "vector", "lexical")
 RRF_K = 60                      # reciprocal-rank fusion constant (Cormack et al. 2009)
+LEXICAL_WEIGHT = 0.5  # BM25 weight in the fusion (embeddings: 1.0); best MRR on `python -m helpers.bench recall`
 BM25_K1, BM25_B = 1.2, 0.75     # the usual BM25 parameters
 VECTOR_INDEX_NAME = "memory_vector"
 TTL_INDEX_NAME = "memory_ttl"
@@ -673,7 +674,8 @@ class MemoryIndex:
 
     def search(self, user_id: str, query: str, *, k: int = 5, kinds: tuple[str, ...] = KINDS, mode: str = "hybrid",
                now: datetime | None = None, half_life_days: float | None = _DEFAULT,
-               query_vector: np.ndarray | None = None, candidates: int | None = None) -> list[Hit]:
+               query_vector: np.ndarray | None = None, candidates: int | None = None,
+               lexical_weight: float | None = None) -> list[Hit]:
         """The user's `k` best memories for `query` (never another user's; never superseded or expired).
 
         mode: "vector" (cosine), "lexical" (BM25) or "hybrid" (reciprocal-rank fusion of both, k=60).
@@ -728,8 +730,9 @@ class MemoryIndex:
                 rows_at, base = np.asarray(lexical_rank, dtype=np.int64), lexical[lexical_rank]
             else:
                 fused = np.zeros(n, dtype=np.float64)
-                for ranking in (vector_rank, lexical_rank):
-                    fused[ranking] += 1.0 / (RRF_K + np.arange(1, len(ranking) + 1))
+                w_lex = LEXICAL_WEIGHT if lexical_weight is None else lexical_weight
+                for ranking, w in ((vector_rank, 1.0), (lexical_rank, w_lex)):
+                    fused[ranking] += w / (RRF_K + np.arange(1, len(ranking) + 1))
                 rows_at = np.union1d(np.asarray(vector_rank, dtype=np.int64), np.asarray(lexical_rank, dtype=np.int64))
                 base = fused[rows_at]
             if not len(rows_at):
