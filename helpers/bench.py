@@ -485,9 +485,62 @@ def _add_recall(sub) -> None:
     p.set_defaults(func=run_recall)
 
 
+# ---------------------------------------------------------------------------- compare (the capstone)
+
+COMPARED = (("stateless", {}), ("naive", {}), ("last_k", {"keep_last": 6}), ("bounded", {"budget": 300}),
+            ("vector", {"budget": 300, "memory_budget": 300}))
+
+
+def compare_strategies(turns: int = 150, *, settings=None, strategies=COMPARED, progress: bool = False) -> dict:
+    """Every stage of the series on the same recall script: tokens and USD per turn (all calls priced by a
+    ledger), then the share of planted questions whose answer is in the request each would send."""
+    from .scripts import recall_questions, recall_script
+
+    settings = settings or load_settings()
+    client = simulation_client(settings)
+    script, questions = recall_script(turns), recall_questions()
+    results, table = {}, {}
+    for name, kwargs in strategies:
+        strategy = make_strategy(name, client, settings, system=TRIP_PERSONA, ledger=CostLedger(), **kwargs)
+        results[name] = simulate(strategy, script, name=name, progress=progress)
+        recalled = 0
+        for _kind, question, answer in questions:
+            request = strategy.build_request(question)
+            context = (request.get("system") or "") + json.dumps(request["messages"], ensure_ascii=False)
+            recalled += answer.lower() in context.lower()
+        r = results[name]
+        table[name] = {"recall": recalled / len(questions), "total_input_tokens": r.total_input_tokens,
+                       "max_turn_input_tokens": r.max_turn_input_tokens, "cost_usd": r.total_cost_usd,
+                       "cost_by_purpose": r.cost_by_purpose}
+        if hasattr(strategy, "close"):
+            strategy.close()
+    return {"turns": turns, "questions": len(questions), "table": table, "results": results}
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    """`compare`: the capstone table (recall, tokens, cost) for every stage of the series."""
+    out = compare_strategies(args.turns, progress=args.progress)
+    if args.json:
+        print(json.dumps({"turns": out["turns"], "questions": out["questions"], "table": out["table"]}))
+        return 0
+    print(f"{'strategy':>10} {'recall':>7} {'total input':>12} {'max/turn':>9} {'cost USD':>9}")
+    for name, row in out["table"].items():
+        print(f"{name:>10} {row['recall']:>7.0%} {row['total_input_tokens']:>12,} {row['max_turn_input_tokens']:>9,} "
+              f"{row['cost_usd']:>9.4f}")
+    return 0
+
+
+def _add_compare(sub) -> None:
+    p = sub.add_parser("compare", help="every stage on one scripted conversation: recall, tokens, cost")
+    p.add_argument("--turns", type=_positive_int, default=150)
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=False)
+    p.set_defaults(func=run_compare)
+
+
 # ---------------------------------------------------------------------------- entry point
 
-SUBCOMMANDS: list[Callable] = [_add_cost, _add_overhead, _add_recall, _add_retrieval, _add_load]
+SUBCOMMANDS: list[Callable] = [_add_cost, _add_overhead, _add_recall, _add_compare, _add_retrieval, _add_load]
 
 
 def build_parser() -> argparse.ArgumentParser:

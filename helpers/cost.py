@@ -39,6 +39,7 @@ __all__ = [
     "cost_of",
     "LedgerEntry",
     "CostLedger",
+    "plot_recall_and_cost",
     "Strategy",
     "StrategyFactory",
     "STRATEGIES",
@@ -476,4 +477,31 @@ def plot_cumulative_cost(results: Mapping[str, SimulationResult], fit: bool = Tr
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     ax.legend(loc="upper left")
+    return fig
+
+
+def plot_recall_and_cost(table: Mapping[str, Mapping[str, float]], *, title: str | None = None) -> "Figure":
+    """Side-by-side bars per strategy: recall of planted items (%) and total cost (USD). Taught in 06_elephant."""
+    import matplotlib.pyplot as plt
+
+    names = list(table)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), layout="constrained")
+    plt.close(fig)
+    recall = [100 * table[n]["recall"] for n in names]
+    cost = [table[n]["cost_usd"] for n in names]
+    left.barh(names, recall, color="tab:green")
+    left.set_xlim(0, 105)
+    left.set_xlabel("planted facts and details recalled (%)")
+    for y, v in enumerate(recall):
+        left.text(v + 1, y, f"{v:.0f}%", va="center")
+    right.barh(names, cost, color="tab:blue")
+    right.set_xlabel("total cost of the conversation (USD)")
+    for y, v in enumerate(cost):
+        right.text(v, y, f" ${v:.3f}", va="center")
+    right.set_xlim(0, max(cost) * 1.3 if max(cost) > 0 else 1)
+    right.set_yticklabels([])
+    for ax in (left, right):
+        ax.invert_yaxis()
+        ax.grid(axis="x", alpha=0.3)
+    fig.suptitle(title or "Only memory that retrieves what matters recalls nearly everything at a flat cost")
     return fig

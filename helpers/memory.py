@@ -658,6 +658,8 @@ def _bounded_strategy(client, settings, *, store=None, budget: int | None = None
 def _register() -> None:
     from .cost import STRATEGIES, register_strategy
 
+    if "stateless" not in STRATEGIES:
+        register_strategy("stateless", lambda client, settings, **kw: StatelessMemory(client, settings, **kw))
     if "bounded" not in STRATEGIES:
         register_strategy("bounded", _bounded_strategy)
     if "vector" not in STRATEGIES:

@@ -37,13 +37,15 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic
 MESSAGES = ["Hi Scout, my name is Maya and my favorite color is teal.",
             "I live in Portland and I am flying down to Los Angeles next month for a week."]
 KERNEL_IDLE = "Python 3 (ipykernel) | Idle"
+# The widget the reader types into carries this class (notebook 06 also shows a scripted demo widget above it).
+CHAT = ".gte-chat.gte-reader"
 
 THROWAWAY_CELLS = [
     "from helpers.config import load_settings\nfrom helpers.cost import CostLedger\nfrom helpers.llm import get_client\n"
     "from helpers.memory import BoundedMemory\nfrom helpers.store import open_store\nfrom helpers.widgets import ChatWidget",
     "settings = load_settings()\nstore = open_store(settings)\nprint(store.describe())",
     "memory = BoundedMemory(get_client(settings), settings, store=store, user_id={user_id!r}, budget=80,\n"
-    "                       ledger=CostLedger())\nChatWidget(memory)",
+    "                       ledger=CostLedger())\nchat = ChatWidget(memory)\nchat.add_class('gte-reader')\nchat",
 ]
 
 
@@ -141,17 +143,17 @@ def _outputs_text(page) -> str:
 
 def _chat(page, text: str, replies_before: int, enter: bool = False) -> None:
     """Type `text` into the widget, click Send (or press Enter), wait for the next reply and for Send to come back."""
-    box = page.locator(".gte-chat .gte-input input").first
+    box = page.locator(f"{CHAT} .gte-input input")
     if enter:  # key by key at full speed, then Enter: the Enter event must not overtake the last keystrokes
         box.press_sequentially(text, delay=0)
         box.press("Enter")
     else:
         box.fill(text)
-        page.locator(".gte-chat .gte-send").first.click()
+        page.locator(f"{CHAT} .gte-send").click()
     page.wait_for_function(
-        "n => document.querySelectorAll('.gte-chat .gte-log .gte-msg-assistant, .gte-chat .gte-log .gte-msg-error')"
-        ".length > n", arg=replies_before, timeout=20_000)
-    page.wait_for_function("() => !document.querySelector('.gte-chat .gte-send').disabled", timeout=10_000)
+        f"n => document.querySelectorAll('{CHAT} .gte-log .gte-msg-assistant, {CHAT} .gte-log .gte-msg-error')"
+        ".length > n", arg=replies_before, timeout=30_000)
+    page.wait_for_function(f"() => !document.querySelector('{CHAT} .gte-send').disabled", timeout=15_000)
 
 
 def test_chat_widget_in_jupyterlab(tmp_path):
@@ -179,11 +181,12 @@ def test_chat_widget_in_jupyterlab(tmp_path):
                                        f"?.includes({KERNEL_IDLE!r})", timeout=30_000)
                 _run_all(page)
                 try:
-                    page.wait_for_selector(".gte-chat .gte-input input", timeout=30_000)
+                    # every cell runs first (notebook 06 measures all strategies before the reader's chat)
+                    page.wait_for_selector(f"{CHAT} .gte-input input", timeout=240_000)
                 except Exception as err:
                     raise AssertionError(f"the ChatWidget did not render (no .gte-chat in the DOM); notebook "
                                          f"outputs: {_outputs_text(page)}") from err
-                chat = page.locator(".gte-chat").first
+                chat = page.locator(CHAT)
                 chat.scroll_into_view_if_needed()
                 cells = page.locator(".jp-Notebook .jp-Cell").count()
                 summary_before = chat.locator(".gte-summary").inner_text()
