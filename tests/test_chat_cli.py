@@ -60,3 +60,22 @@ def test_model_failure_is_reported_and_chat_continues():
 def test_multiline_replies_stay_on_one_line():
     out = run_chat("tell me about tacos\nand beaches\n", "--stage", "history")
     assert len(replies(out)) == 2
+
+
+def test_bounded_fact_survives_60_fillers_and_a_new_process(tmp_path):
+    """Issue 4's acceptance: a turn-1 fact, 60 filler turns at --budget 300, recalled by a new process."""
+    import json
+
+    from helpers.scripts import trip_script
+
+    args = ["--stage", "bounded", "--session-file", str(tmp_path / ".session_id"), "--budget", "300"]
+    fillers = trip_script(66)[6:]  # 60 questions that state nothing about the user
+    first = run_chat("My favorite color is teal.\n" + "\n".join(fillers) + "\n", *args)
+    assert first.returncode == 0 and len(replies(first)) == 61, first.stderr
+    state = json.loads(run_chat("", *args, "--show-state").stdout)
+    assert state["window_tokens"] <= state["budget"] == 300
+    assert "teal" in state["summary"] and all("teal" not in m["text"] for m in state["window"])
+    assert state["log_count"] == 2 * 61
+    later = run_chat("What is my favorite color?\n", *args)  # a new process, same session file
+    assert "teal" in replies(later)[0]
+    assert json.loads(run_chat("", *args, "--show-state").stdout)["log_count"] == 2 * 62
