@@ -141,7 +141,7 @@ def measure_overhead(turns: int = 100, budget: int = 300, settings=None) -> dict
 
     commands = Commands()
     uri = ensure_local_server(settings.data_dir)
-    mongo = pymongo.MongoClient(uri, event_listeners=[commands])
+    mongo = pymongo.MongoClient(uri, event_listeners=[commands], tz_aware=True, journal=True)  # as open_store
     db_name = f"bench_overhead_{uuid.uuid4().hex[:8]}"
     store = Store(client=mongo, db=mongo[db_name], kind="local", uri=uri, data_dir=settings.data_dir)
     store.ensure_indexes()

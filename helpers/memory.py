@@ -452,10 +452,15 @@ class BoundedMemory(_Base):
 
     def rebuild(self) -> dict:
         """Recompute window and summary from the logs (the source of truth), e.g. after a crash or import."""
-        entries = [e for e in self.store.logs_for(self.user_id, self.session_id) if e.get("status") == "ok"]
+        # Committed = marked "ok", or still "pending" but already in the saved window (a crash between the
+        # session save, which is the commit point, and the status update).
+        saved = {m.get("seq"): m.get("tokens")
+                 for m in (self.store.load_session(self.user_id, self.session_id) or {}).get("window", [])}
+        entries = [e for e in self.store.logs_for(self.user_id, self.session_id)
+                   if e.get("status") == "ok" or (e.get("status") == "pending" and e["seq"] in saved)]
         messages = []
         for e in entries:
-            tokens = e.get("tokens") or self._tokens_of_text(text_of(e), e["role"])
+            tokens = saved.get(e["seq"]) or e.get("tokens") or self._tokens_of_text(text_of(e), e["role"])
             messages.append({"role": e["role"], "content": e["content"], "tokens": tokens, "seq": e["seq"]})
         while messages and messages[0]["role"] != "user":
             messages.pop(0)

@@ -536,6 +536,22 @@ class Store:
         """Close the client's connections."""
         self.client.close()
 
+    def reconnect(self) -> bool:
+        """After a connection failure: restart the local server if it died and point this store at it.
+
+        True when the store now talks to a live local server (retry the operation); False for MONGODB_URI
+        and mongomock stores, where there is nothing to restart (pymongo reconnects by itself).
+        """
+        if self.kind != "local" or self.data_dir is None:
+            return False
+        uri = ensure_local_server(self.data_dir)
+        if uri != self.uri:  # restarted on another port: the old client can never reach it
+            old, self.client = self.client, _local_client(uri)
+            self.db, self.uri = self.client[self.db.name], uri
+            self._last_seq.clear()
+            old.close()
+        return True
+
     def __enter__(self) -> "Store":
         return self
 
@@ -696,6 +712,12 @@ def _open_uri(uri: str, db_name: str) -> Store:
     return store
 
 
+def _local_client(uri: str) -> MongoClient:
+    """A client for the local server with writeConcern j=true: each write is in the server's journal on disk before
+    it is acknowledged. Without it a killed server (SIGKILL) loses every write since its last checkpoint."""
+    return MongoClient(uri, tz_aware=True, serverSelectionTimeoutMS=URI_TIMEOUT_MS, journal=True)
+
+
 def open_store(settings: Settings | None = None, *, fallback: bool = True) -> Store:
     """MONGODB_URI's server, else the local SecantusDB server, else (loudly) mongomock. Taught in 04."""
     s = settings or load_settings()
@@ -716,7 +738,7 @@ def open_store(settings: Settings | None = None, *, fallback: bool = True) -> St
         print(f"WARNING: {message}", file=sys.stderr)
         warnings.warn(message, StoreWarning, stacklevel=2)
         return mongomock_store(s.db_name)
-    client: MongoClient = MongoClient(uri, tz_aware=True, serverSelectionTimeoutMS=URI_TIMEOUT_MS)
+    client = _local_client(uri)
     store = Store(client, client[s.db_name], "local", uri, Path(s.data_dir))
     store.ensure_indexes()
     return store

@@ -133,8 +133,15 @@ def merge_summary(client: anthropic.Anthropic, model: str, old_summary: str, dro
     return SummaryResult(summary, tokens, facts, missing, retention, remerged, calls)
 
 
+_BLOCK_TAG = re.compile(r"<\s*/?\s*(?:conversation_summary|remembered_memories)\s*>", re.I)
+
+
 def system_with_summary(persona: str, summary: str | None) -> str:
-    """The request's system prompt: the persona, then the summary clearly marked as data about the past."""
+    """The request's system prompt: the persona, then the summary clearly marked as data about the past.
+
+    Block tags inside the summary (e.g. a user's injected `</conversation_summary>`) are neutralised, so the
+    summary cannot close its block early and pose as instructions."""
     if not summary:
         return persona
+    summary = _BLOCK_TAG.sub("[tag removed]", summary)
     return f"{persona}\n\n{prompts.SUMMARY_OPEN}{summary}{prompts.SUMMARY_CLOSE}"

@@ -800,7 +800,7 @@ def _recency(age_s: np.ndarray, half_life_days: float | None) -> np.ndarray:
 
 # ---------------------------------------------------------------------------- into the prompt
 
-_TAG = re.compile(r"</?\s*remembered_memories\s*>", re.I)
+_TAG = re.compile(r"<\s*/?\s*(?:remembered_memories|conversation_summary)\s*>", re.I)
 
 
 def _line(hit: Hit) -> str:

@@ -252,3 +252,14 @@ def test_session_id_from_file_writes_once(tmp_path):
     path = tmp_path / "nested" / ".session_id"
     sid = session_id_from_file(path)
     assert session_id_from_file(path) == sid and len(sid) == 32
+
+
+def test_rebuild_keeps_a_committed_exchange_whose_log_status_was_not_updated(client, settings):
+    store = mongomock_store()
+    memory = bounded(client, settings, store=store)
+    memory.turn("My favorite color is teal.")
+    memory.turn("Where should we eat tonight?")
+    before = memory.state()["window"]
+    # a crash after the session save (the commit point) but before the logs were marked "ok"
+    store.set_log_status("u1", "s1", [3, 4], "pending")
+    assert memory.rebuild()["window"] == before
