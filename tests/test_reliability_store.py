@@ -174,9 +174,9 @@ def test_processes_killed_mid_turn_leave_logs_and_session_consistent(local_store
 # ---------------------------------------------------------------------------- concurrency
 
 @pytest.mark.slow
-def test_concurrent_cli_processes_on_one_session(local_store_session, tmp_path):
-    n_procs, n_turns = 3, 30
-    db = _db("rel_conc")
+@pytest.mark.parametrize("n_procs, n_turns", [(3, 30), (2, 50)])  # (2, 50): issue 4's acceptance
+def test_concurrent_cli_processes_on_one_session(local_store_session, tmp_path, n_procs, n_turns):
+    db = _db(f"rel_conc_{n_procs}x{n_turns}")
     sid_file = tmp_path / "sid"
     sid_file.write_text("shared-session\n")
     env = cli_env(GTE_DB_NAME=db)
