@@ -40,6 +40,16 @@ _positive_int = _int_at_least(1)
 _non_negative_int = _int_at_least(0)
 
 
+def _print_figures(figures: dict, as_json: bool) -> None:
+    """One JSON object, or one right-aligned `key: value` line per figure."""
+    if as_json:
+        print(json.dumps(figures))
+        return
+    width = max(map(len, figures), default=0)
+    for key, value in figures.items():
+        print(f"{key:>{width}}: {value}")
+
+
 # ---------------------------------------------------------------------------- cost
 
 def run_cost(args: argparse.Namespace) -> int:
@@ -190,12 +200,7 @@ def measure_overhead(turns: int = 100, budget: int = 300, settings=None) -> dict
 
 def run_overhead(args: argparse.Namespace) -> int:
     """`overhead`: memory-layer ms per turn (model calls excluded) and DB round trips per turn."""
-    figures = measure_overhead(args.turns, args.budget)
-    if args.json:
-        print(json.dumps(figures))
-    else:
-        for key, value in figures.items():
-            print(f"{key:>36}: {value}")
+    _print_figures(measure_overhead(args.turns, args.budget), args.json)
     return 0
 
 
@@ -334,11 +339,7 @@ def measure_load(sessions: int = 50, turns: int = 20, workers: int = 8, budget: 
 def run_load(args: argparse.Namespace) -> int:
     """`load`: many concurrent sessions; exit 1 if any turn failed or any session is inconsistent with its logs."""
     figures = measure_load(args.sessions, args.turns, args.workers, args.budget)
-    if args.json:
-        print(json.dumps(figures))
-    else:
-        for key, value in figures.items():
-            print(f"{key:>22}: {value}")
+    _print_figures(figures, args.json)
     return 1 if figures["errors"] or figures["inconsistent_sessions"] else 0
 
 
