@@ -184,7 +184,7 @@ def test_chat_widget_in_jupyterlab(tmp_path):
                     # every cell runs first (notebook 06 measures all strategies before the reader's chat)
                     page.wait_for_selector(f"{CHAT} .gte-input input", timeout=240_000)
                 except Exception as err:
-                    raise AssertionError(f"the ChatWidget did not render (no .gte-chat in the DOM); notebook "
+                    raise AssertionError(f"the ChatWidget did not render (no {CHAT} in the DOM); notebook "
                                          f"outputs: {_outputs_text(page)}") from err
                 chat = page.locator(CHAT)
                 chat.scroll_into_view_if_needed()
