@@ -66,7 +66,8 @@ def lab() -> None:
     setup()
     os.chdir(ROOT)
     print("Opening JupyterLab on notebooks/ — offline model unless .env sets ANTHROPIC_API_KEY.")
-    os.execv(str(BIN / "jupyter"), [str(BIN / "jupyter"), "lab", "notebooks/"])
+    extra = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []  # containers often run as root
+    os.execv(str(BIN / "jupyter"), [str(BIN / "jupyter"), "lab", "notebooks/", *extra])
 
 
 def test(extra: list[str]) -> None:
