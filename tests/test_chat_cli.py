@@ -4,7 +4,6 @@ import os
 import subprocess
 import sys
 
-import pytest
 
 
 def run_chat(stdin: bytes | str, *args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:

@@ -1,6 +1,5 @@
 """helpers.memory: stateless/history strategies and BoundedMemory (window + rolling summary in MongoDB)."""
 
-import anthropic
 import pytest
 
 from helpers.config import load_settings
