@@ -122,7 +122,7 @@ class _Base:
         try:
             message = self._call(request)
         except anthropic.APIError as err:
-            raise TurnError(f"the model call failed: {err.__class__.__name__}: {getattr(err, 'message', err)}", text, err) from err
+            raise TurnError(_explain(err), text, err) from err
         reply = reply_text(message)
         self._after(text, reply, message)
         return TurnResult(reply, message.usage.input_tokens, message.usage.output_tokens, message.stop_reason,
@@ -414,7 +414,7 @@ class BoundedMemory(_Base):
                 "summary": summary_tokens, "memories": memory_tokens, "window": window_tokens(session["window"]),
                 "budget": self.budget, "reserved_output": self.max_tokens}
 
-    def _tokens_of_text(self, text: str, role: str) -> int:
+    def _tokens_of_text(self, text: str) -> int:
         self.stats["count_calls"] += 1
         counted = self.client.messages.count_tokens(model=self.model, messages=[{"role": "user", "content": text}])
         return max(1, counted.input_tokens - self._empty_request_tokens())
@@ -437,7 +437,7 @@ class BoundedMemory(_Base):
         exchange: list[dict] = []
         for i, turn in enumerate(turns):
             role, content = turn["role"], turn["content"]
-            tokens = self._tokens_of_text(text_of(turn), role)
+            tokens = self._tokens_of_text(text_of(turn))
             seq = self.store.append_log(self.user_id, self.session_id, role, content, status="pending",
                                         tokens=tokens, extra={"imported": True})
             exchange.append({"role": role, "content": content, "tokens": tokens, "seq": seq})
@@ -460,24 +460,18 @@ class BoundedMemory(_Base):
                    if e.get("status") == "ok" or (e.get("status") == "pending" and e["seq"] in saved)]
         messages = []
         for e in entries:
-            tokens = saved.get(e["seq"]) or e.get("tokens") or self._tokens_of_text(text_of(e), e["role"])
+            tokens = saved.get(e["seq"]) or e.get("tokens") or self._tokens_of_text(text_of(e))
             messages.append({"role": e["role"], "content": e["content"], "tokens": tokens, "seq": e["seq"]})
         while messages and messages[0]["role"] != "user":
             messages.pop(0)
-        window, dropped = trim(messages, self.budget)
+        # Fold the whole transcript into an empty session once (bounded folding only: rebuilding must not
+        # store long-term memories again), then save it with the version guard.
+        empty = self._fresh()
+        fields, _info = BoundedMemory._fold(self, empty, messages, None)
+        fields = {**{k: empty[k] for k in ("summary", "summary_tokens", "summary_covers", "pending", "retention",
+                                           "missing")}, **fields}
         for _ in range(self.MAX_SAVE_ATTEMPTS):
             session = self.load()
-            fields = {"window": window, "summary": "", "summary_tokens": 0, "summary_covers": None, "pending": [],
-                      "retention": None, "missing": [], "base_tokens": None, "persona": self.system}
-            if dropped:
-                result = merge_summary(self.client, self.settings.summary_model, "", dropped,
-                                       max_tokens=self.summary_max_tokens, ledger=self.ledger,
-                                       extraction_model=self.settings.extraction_model,
-                                       check_retention=self.check_retention)
-                seqs = [m["seq"] for m in dropped]
-                fields.update({"summary": result.summary, "summary_tokens": result.tokens, "retention": result.retention,
-                               "missing": result.missing,
-                               "summary_covers": {"first_seq": min(seqs), "last_seq": max(seqs), "count": len(seqs)}})
             if self.store.save_session(self.user_id, self.session_id, session["version"], fields) is not None:
                 return self.state()
             self.stats["conflicts"] += 1
