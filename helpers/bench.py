@@ -18,7 +18,7 @@ from .config import load_settings
 from .cost import CostLedger, available_strategies, make_strategy, simulate, simulation_client
 from .scripts import TRIP_PERSONA, trip_script
 
-__all__ = ["main", "build_parser", "run_cost", "measure_overhead", "measure_load", "SUBCOMMANDS"]
+__all__ = ["main", "build_parser", "run_cost", "measure_overhead", "measure_load", "answer_in_request", "SUBCOMMANDS"]
 
 
 def _int_at_least(minimum: int) -> Callable[[str], int]:
@@ -357,6 +357,14 @@ def _add_load(sub) -> None:
 
 # ---------------------------------------------------------------------------- recall
 
+def answer_in_request(request: dict, answer: str) -> bool:
+    """Whether `answer` appears (case-insensitively) anywhere the model would read: system or messages."""
+    context = (request.get("system") or "") + "\n" + "\n".join(
+        m["content"] if isinstance(m["content"], str) else json.dumps(m["content"], ensure_ascii=False)
+        for m in request["messages"])
+    return answer.lower() in context.lower()
+
+
 RECALL_STRATEGIES = ("naive", "last_k", "bounded", "facts_only", "episodic_only", "vector_only", "lexical_only",
                      "hybrid", "bounded_vector", "bounded_hybrid")
 
@@ -433,9 +441,7 @@ def measure_recall(turns: int = 150, *, budget: int = 300, summary_max_tokens: i
         hits, memory_tokens, per_question = 0, [], []
         for kind, question, answer in questions:
             request = builders[name](question)
-            context = (request.get("system") or "") + "\n" + "\n".join(
-                m["content"] if isinstance(m["content"], str) else json.dumps(m["content"]) for m in request["messages"])
-            ok = answer.lower() in context.lower()
+            ok = answer_in_request(request, answer)
             bare = tokens({"system": TRIP_PERSONA, "messages": [{"role": "user", "content": question}]})
             extra = tokens(request) - bare
             hits += ok
@@ -506,8 +512,7 @@ def compare_strategies(turns: int = 150, *, settings=None, strategies=COMPARED, 
         recalled = 0
         for _kind, question, answer in questions:
             request = strategy.build_request(question)
-            context = (request.get("system") or "") + json.dumps(request["messages"], ensure_ascii=False)
-            recalled += answer.lower() in context.lower()
+            recalled += answer_in_request(request, answer)
         r = results[name]
         table[name] = {"recall": recalled / len(questions), "total_input_tokens": r.total_input_tokens,
                        "max_turn_input_tokens": r.max_turn_input_tokens, "cost_usd": r.total_cost_usd,
