@@ -393,7 +393,9 @@ class BoundedMemory(_Base):
     # -- inspection and maintenance
     def state(self) -> dict:
         """What `--show-state` prints: the session as the next turn will see it."""
-        session = self.load(create=False)
+        return self._state(self.load(create=False))
+
+    def _state(self, session: dict) -> dict:
         window = [{"role": m["role"], "text": text_of(m), "tokens": m.get("tokens"), "seq": m.get("seq")}
                   for m in session["window"]]
         return {"stage": self.stage, "memories": [], "retrieved": [],
@@ -410,7 +412,8 @@ class BoundedMemory(_Base):
         """Where the request's input tokens go: system (persona + framing), summary, memories, window."""
         summary_tokens = session.get("summary_tokens") or 0
         base = session.get("base_tokens")
-        return {"system": (base - summary_tokens - memory_tokens) if base is not None else None,
+        # base_tokens covers framing + persona + summary; retrieved memories change per turn and are not in it
+        return {"system": (base - summary_tokens) if base is not None else None,
                 "summary": summary_tokens, "memories": memory_tokens, "window": window_tokens(session["window"]),
                 "budget": self.budget, "reserved_output": self.max_tokens}
 
@@ -614,17 +617,13 @@ class VectorMemory(BoundedMemory):
             self.worker.close()
 
     # -- inspection
-    def state(self) -> dict:
-        data = super().state()
-        session = self.load(create=False)
-        data["stage"] = self.stage
+    def _state(self, session: dict) -> dict:
+        data = super()._state(session)
         data["memories"] = [h.to_dict() for h in self.facts.active(self.user_id)]
         data["retrieved"] = [h.to_dict() for h in self._last_hits]
         data["memory_budget"] = self.memory_budget
         data["facts_pending"] = len(session.get("facts_pending", []))
         data["gauge"] = self._gauge(session, self._memory_tokens() if self._last_hits else 0)
-        data["gauge"]["system"] = (data["gauge"]["system"] + data["gauge"]["memories"]
-                                   if data["gauge"]["system"] is not None else None)
         return data
 
     def import_turns(self, turns: list[dict]) -> dict:
