@@ -108,42 +108,16 @@ def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float)
     return centred / np.sqrt(var + eps) * weight + bias
 
 
-@functools.lru_cache(maxsize=1)
-def _openblas() -> tuple[Any, Any] | None:
-    """numpy's bundled OpenBLAS (get, set) thread-count functions, or None if numpy uses another BLAS."""
-    import ctypes
-
-    numpy_dir = Path(np.__file__).resolve().parent
-    patterns = ("*openblas*.so*", "*openblas*.dylib", "*openblas*.dll")
-    folders = (numpy_dir.parent / "numpy.libs", numpy_dir / ".dylibs")  # Linux/Windows, macOS wheels
-    for library in sorted({f for folder in folders for pattern in patterns for f in folder.glob(pattern)}):
-        try:
-            lib = ctypes.CDLL(str(library))
-        except OSError:
-            continue
-        for prefix, suffix in (("scipy_openblas", "64_"), ("scipy_openblas", ""), ("openblas", "")):
-            get = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
-            set_ = getattr(lib, f"{prefix}_set_num_threads{suffix}", None)
-            if get is not None and set_ is not None:
-                set_.argtypes, set_.restype, get.restype = [ctypes.c_int], None, ctypes.c_int
-                return get, set_
-    return None
-
-
 @contextlib.contextmanager
 def _blas_threads(n: int | None) -> Iterator[None]:
-    """Run the block with numpy's OpenBLAS limited to `n` threads (no-op for None or another BLAS)."""
-    functions = _openblas() if n else None
-    if functions is None:
+    """Run the block with numpy's BLAS limited to `n` threads (threadpoolctl; no-op for None)."""
+    if not n:
         yield
         return
-    get, set_ = functions
-    before = get()
-    set_(n)
-    try:
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=n, user_api="blas"):
         yield
-    finally:
-        set_(before)
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -145,12 +146,30 @@ def test_deterministic(model):
 
 
 def test_blas_thread_setting_is_restored(model):
-    functions = emb._openblas()
-    if functions is None:
-        pytest.skip("numpy is not using its bundled OpenBLAS")
-    before = functions[0]()
-    model.embed_one("hello")
-    assert functions[0]() == before
+    from threadpoolctl import threadpool_info
+
+    def blas_threads():
+        return [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
+
+    before = blas_threads()
+    assert before, "numpy reports no BLAS thread pool"
+    seen = []
+    real = emb._blas_threads
+
+    @contextlib.contextmanager
+    def spy(n):
+        with real(n):
+            seen.append(blas_threads())
+            yield
+
+    emb._blas_threads, model_threads = spy, model.blas_threads
+    try:
+        model.blas_threads = 1
+        model.embed_one("hello")
+    finally:
+        emb._blas_threads, model.blas_threads = real, model_threads
+    assert seen and all(n == 1 for n in seen[0])  # limited while embedding
+    assert blas_threads() == before               # and restored after
 
 
 # --- what the similarities look like -------------------------------------------------------
