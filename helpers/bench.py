@@ -400,7 +400,7 @@ def measure_recall(turns: int = 150, *, budget: int = 300, summary_max_tokens: i
                                        budget=budget, summary_max_tokens=summary_max_tokens,
                                        memory_budget=memory_budget, mode="vector", **common),
     }
-    from tqdm.auto import tqdm
+    from tqdm import tqdm  # text bar: a widget bar saved in a notebook shows "model not found" after a reload
 
     for name, strategy in runs.items():
         for text in tqdm(script, desc=name, disable=not progress, leave=False):

@@ -381,7 +381,7 @@ def simulate(strategy: Strategy, script: Iterable[str], *, progress: bool = Fals
     ledger = ledger if isinstance(ledger, CostLedger) else None
     label = name or getattr(strategy, "name", None) or getattr(strategy, "stage", None) or type(strategy).__name__
     result = SimulationResult(strategy=label, model=model)
-    from tqdm.auto import tqdm
+    from tqdm import tqdm  # text bar: a widget bar saved in a notebook shows "model not found" after a reload
 
     bar = tqdm(texts, desc=label, unit="turn", disable=not progress, leave=False)
     try:
