@@ -25,7 +25,7 @@ from .memory import EmptyMessageError, TurnError, TurnResult
 __all__ = ["ChatWidget", "gauge_html"]
 
 _PANEL = ("border:1px solid var(--jp-border-color2,#ddd);border-radius:6px;padding:6px 8px;margin:0 0 6px 0;"
-          "font-size:12px;line-height:1.35")
+          "font-size:12px;line-height:1.35;box-sizing:border-box;max-width:100%;overflow-wrap:anywhere")
 _HEAD = "font-weight:600;margin-bottom:3px"
 _MUTED = "color:var(--jp-ui-font-color2,#777)"
 _LINE = {  # role -> inline style of a log line (work in light and dark themes)
@@ -79,7 +79,8 @@ def gauge_html(gauge: dict) -> str:
         if name == "window" and budget:
             shown += f" / {int(budget):,}"
         swatch = f'<span style="display:inline-block;width:9px;height:9px;background:{_GAUGE_COLOURS[name]}"></span>'
-        return f'<span class="gte-gauge-label-{name}" style="margin-right:8px">{swatch} {name} {shown}</span>'
+        return (f'<span class="gte-gauge-label-{name}" style="display:inline-block;white-space:nowrap;'
+                f'margin-right:8px">{swatch} {name} {shown}</span>')
 
     legend = "".join(label(name) for name in parts)
     note = f'<div style="{_MUTED}">≈ {total:,} input tokens before the new message'
@@ -128,11 +129,14 @@ class ChatWidget(widgets.VBox):
         self.input.on_msg(self._on_input_msg)
         self.input.observe(self._on_value, "value")
 
+        # Flex items that may shrink (min_width 0) and wrap: the side panel moves below the chat in a narrow
+        # cell instead of being clipped at the cell's edge.
         left = widgets.VBox([self.log_view, widgets.HBox([self.input, self.send_button]), self.status],
-                            layout=widgets.Layout(width="58%", min_width="280px", padding="0 8px 0 0"))
+                            layout=widgets.Layout(flex="3 1 340px", min_width="0", padding="0 8px 0 0"))
         right = widgets.VBox([self.gauge_view, self.summary_view, self.window_view, self.retrieved_view,
-                              self.cost_view], layout=widgets.Layout(width="42%", min_width="240px"))
-        super().__init__([self.header, widgets.HBox([left, right], layout=widgets.Layout(width="100%"))], **kwargs)
+                              self.cost_view], layout=widgets.Layout(flex="2 1 280px", min_width="0"))
+        body = widgets.HBox([left, right], layout=widgets.Layout(width="100%", flex_flow="row wrap"))
+        super().__init__([self.header, body], **kwargs)
         self.add_class("gte-chat")
         self._render_log()
         self.refresh()
@@ -251,9 +255,12 @@ class ChatWidget(widgets.VBox):
             for role, text in self.lines)
         if not rows:
             rows = f'<div style="{_MUTED}">No messages yet.</div>'
-        # column-reverse keeps the scroll position pinned to the newest line
-        self.log_view.value = (f'<div style="max-height:380px;overflow-y:auto;display:flex;flex-direction:column-reverse;'
-                               f'{_PANEL}"><div>{rows}</div></div>')
+        count = (f'<div class="gte-log-count" style="{_MUTED};font-size:11px">{len(self.lines)} messages, newest at '
+                 "the bottom: scroll up for older ones</div>") if len(self.lines) > 6 else ""
+        # column-reverse keeps the scroll position pinned to the newest line; a scrollbar that is always there
+        # shows that older lines are above
+        self.log_view.value = (f'{count}<div class="gte-log-scroll" style="max-height:380px;overflow-y:scroll;'
+                               f'display:flex;flex-direction:column-reverse;{_PANEL}"><div>{rows}</div></div>')
 
     def _record_cost(self, result: TurnResult, ledger: CostLedger | None, seen: int) -> None:
         usage = {"input_tokens": result.input_tokens, "output_tokens": result.output_tokens}

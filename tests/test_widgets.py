@@ -280,3 +280,25 @@ def test_gauge_html_scales_to_the_budget():
 def test_rejects_a_non_memory():
     with pytest.raises(TypeError, match="turn"):
         ChatWidget(object())
+
+
+def test_gauge_legend_labels_never_break_inside():
+    html = gauge_html({"system": 120, "summary": 40, "memories": 0, "window": 244, "budget": 300})
+    labels = re.findall(r'<span class="gte-gauge-label-(\w+)" style="([^"]*)"', html)
+    assert [name for name, _ in labels] == ["system", "summary", "memories", "window"]
+    assert all("white-space:nowrap" in style for _, style in labels)  # "window 244 / 300" stays on one line
+
+
+def test_side_panel_wraps_below_instead_of_clipping():
+    widget = ChatWidget(HistoryMemory(get_client(load_settings()), load_settings()))
+    body = widget.children[1]
+    assert body.layout.flex_flow == "row wrap"
+    assert all(part.layout.min_width == "0" and part.layout.flex for part in body.children)
+
+
+def test_long_log_says_older_messages_are_above():
+    widget = ChatWidget(HistoryMemory(get_client(load_settings()), load_settings()))
+    assert "gte-log-count" not in widget.log_view.value
+    for i in range(4):
+        widget.send(f"message number {i}")
+    assert "8 messages" in widget.log_view.value and "overflow-y:scroll" in widget.log_view.value
