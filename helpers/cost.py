@@ -427,8 +427,11 @@ def _title_for(results: Mapping[str, SimulationResult], finding: str, fallback: 
 
 
 def plot_input_tokens(results: Mapping[str, SimulationResult], context_window: int | None = None, *,
-                      title: str | None = None) -> "Figure":
-    """Input tokens of each turn's request per strategy, with the context window as a dashed line."""
+                      title: str | None = None, log: bool = False) -> "Figure":
+    """Input tokens of each turn's request per strategy, with the context window as a dashed line.
+
+    `log=True` uses a logarithmic token axis, so flat strategies stay readable beside naive history's growth.
+    """
     if not results:
         raise ValueError("results is empty: pass {name: SimulationResult}")
     fig, ax = _new_axes()
@@ -439,12 +442,15 @@ def plot_input_tokens(results: Mapping[str, SimulationResult], context_window: i
     if context_window:
         ax.axhline(context_window, color="crimson", ls="--", lw=1.5, label=f"context window ({context_window:,} tokens)")
     ax.set_xlabel("turn")
-    ax.set_ylabel("input tokens per request (tokens)")
+    ax.set_ylabel("input tokens per request (tokens" + (", log scale)" if log else ")"))
     ax.set_title(title or _title_for(results, "Naive history: every turn re-sends all earlier turns",
                                      "Input tokens per turn"))
+    if log:
+        ax.set_yscale("log")
     ax.yaxis.set_major_formatter(lambda v, _pos: f"{v:,.0f}")
     ax.set_xlim(left=0)
-    ax.set_ylim(bottom=0)
+    if not log:
+        ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     ax.legend(loc="upper left")
     return fig
@@ -490,7 +496,8 @@ def plot_recall_and_cost(table: Mapping[str, Mapping[str, float]], *, title: str
     recall = [100 * table[n]["recall"] for n in names]
     cost = [table[n]["cost_usd"] for n in names]
     left.barh(names, recall, color="tab:green")
-    left.set_xlim(0, 105)
+    left.set_xlim(0, 118)  # room for the "100%" label right of a full bar
+    left.set_xticks(range(0, 101, 20))
     left.set_xlabel("planted facts and details recalled (%)")
     for y, v in enumerate(recall):
         left.text(v + 1, y, f"{v:.0f}%", va="center")
