@@ -6,6 +6,8 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from .redact import redact_uri
+
 __all__ = ["Settings", "load_settings", "describe", "project_root", "ConfigError"]
 
 
@@ -102,14 +104,6 @@ def load_settings(env: dict | None = None, dotenv_path: str | os.PathLike | None
     )
 
 
-def _redact_uri(uri: str) -> str:
-    """Hide credentials in a connection string (mongodb://user:pass@host → mongodb://***@host)."""
-    if "@" in uri and "://" in uri:
-        scheme, rest = uri.split("://", 1)
-        return f"{scheme}://***@{rest.split('@', 1)[1]}"
-    return uri
-
-
 def describe(settings: Settings | None = None) -> str:
     """One line saying which model mode and which store are configured; every notebook prints it."""
     s = settings or load_settings()
@@ -118,7 +112,7 @@ def describe(settings: Settings | None = None) -> str:
     else:
         model = f"model: offline deterministic model (no network, no key; stands in for {s.chat_model})"
     if s.mongodb_uri:
-        store = f"store: MongoDB at {_redact_uri(s.mongodb_uri)}"
+        store = f"store: MongoDB at {redact_uri(s.mongodb_uri)}"
     else:
         store = f"store: local SecantusDB server, data in {s.data_dir}"
     return f"{model} · {store}"
