@@ -11,6 +11,9 @@ from .redact import redact_uri
 __all__ = ["Settings", "load_settings", "describe", "project_root", "ConfigError"]
 
 
+EMBEDDERS = ("", "local", "voyage")
+
+
 class ConfigError(ValueError):
     """A setting has a value the helpers cannot use; the message names the setting."""
 
@@ -54,6 +57,8 @@ class Settings:
     offline_context_window: int = 200_000  # the offline model's context window in tokens (03 sets it small)
     max_retries: int = 3               # SDK retries for 429/5xx/timeouts, with backoff and jitter
     timeout_s: float = 60.0
+    voyage_api_key: str | None = field(default=None, repr=False)  # hosted embeddings (05); None: local MiniLM
+    embedder: str = ""                 # EMBEDDER: "" (Voyage if a key is set, else local), "local" or "voyage"
 
     @property
     def mode(self) -> str:
@@ -87,6 +92,12 @@ def load_settings(env: dict | None = None, dotenv_path: str | os.PathLike | None
 
     chat_model = text("CHAT_MODEL", "claude-haiku-4-5")
     data_dir = text("GTE_DATA_DIR")
+    voyage_api_key = text("VOYAGE_API_KEY")
+    embedder = (text("EMBEDDER", "") or "").lower()
+    if embedder not in EMBEDDERS:
+        raise ConfigError(f"EMBEDDER={embedder!r} is not known; set EMBEDDER to 'local' or 'voyage', or leave it unset")
+    if embedder == "voyage" and not voyage_api_key:
+        raise ConfigError("EMBEDDER=voyage needs VOYAGE_API_KEY; set it, or set EMBEDDER=local")
     return Settings(
         anthropic_api_key=text("ANTHROPIC_API_KEY"),
         chat_model=chat_model,
@@ -101,6 +112,8 @@ def load_settings(env: dict | None = None, dotenv_path: str | os.PathLike | None
         reply_max_tokens=_int(merged, "REPLY_MAX_TOKENS", 400),
         offline_context_window=_int(merged, "OFFLINE_CONTEXT_WINDOW", 200_000),
         max_retries=_int(merged, "MAX_RETRIES", 3, minimum=0),
+        voyage_api_key=voyage_api_key,
+        embedder=embedder,
     )
 
 
