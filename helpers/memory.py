@@ -173,7 +173,13 @@ class HistoryMemory(_Base):
                     kwargs = {"system": self.system} if self.system else {}
                     self._last_total = self.client.messages.count_tokens(
                         model=self.model, messages=[{"role": "user", "content": "."}], **kwargs).input_tokens - 1
-                user_tokens = max(1, usage.input_tokens - self._last_total)
+                user_tokens = usage.input_tokens - self._last_total
+                if user_tokens < 1:  # the deltas do not add up: measure the message itself
+                    kwargs = {"system": self.system} if self.system else {}
+                    user_tokens = self.client.messages.count_tokens(
+                        model=self.model, messages=[{"role": "user", "content": text}], **kwargs).input_tokens - \
+                        self.client.messages.count_tokens(
+                            model=self.model, messages=[{"role": "user", "content": "."}], **kwargs).input_tokens + 1
             self._last_total = usage.input_tokens + usage.output_tokens
         self.history += [{"role": "user", "content": text, "tokens": user_tokens},
                          {"role": "assistant", "content": reply, "tokens": reply_tokens}]
@@ -653,7 +659,7 @@ class VectorMemory(BoundedMemory):
         in_window = {m.get("seq") for m in (session or {}).get("window", [])}
         hits = self.index.search(self.user_id, text, k=self.k + len(in_window), mode=self.mode)
         hits = [h for h in hits if not (h.kind == "episode" and (h.source or {}).get("seq") in in_window)]
-        packed = pack(hits[: self.k], self.memory_budget)
+        packed = pack(hits[: self.k], self.memory_budget, count=self._count_text)
         return format_memories(packed), packed
 
     def system_prompt(self, session: dict, block: str | None = None) -> str:
@@ -667,11 +673,18 @@ class VectorMemory(BoundedMemory):
         request["system"] = self.system_prompt(session, block)
         return request
 
-    def _memory_tokens(self) -> int:
-        from .offline_model import count_text_tokens
+    def _count_text(self, text: str) -> int:
+        """Tokens of `text` as the model counts them (`count_tokens`, live or offline), cached per text."""
+        cache = self.__dict__.setdefault("_count_cache", {})
+        if text not in cache:
+            if len(cache) > 4096:
+                cache.clear()
+            cache[text] = self._tokens_of_text(text)
+        return cache[text]
 
+    def _memory_tokens(self) -> int:
         block = getattr(self, "_last_block", "")
-        return count_text_tokens("\n\n" + block) if block else 0
+        return self._count_text("\n\n" + block) if block else 0
 
     def _base_tokens(self, session: dict) -> int:
         # persona + summary (counted once, then tracked by deltas) plus this turn's memory block
