@@ -179,6 +179,18 @@ def test_tokens_module_does_not_load_the_offline_model():
 
 # ---------------------------------------------------------------------------- rebuild beside live writers
 
+class SlowSummary(httpx2.BaseTransport):
+    """The offline model, with summary calls that take 0.3 s."""
+
+    def __init__(self):
+        self.inner = OfflineTransport(OfflineModel())
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        if json.loads(request.read() or b"{}").get("system") == prompts.SUMMARY_TASK:
+            time.sleep(0.3)
+        return self.inner.handle_request(request)
+
+
 @pytest.mark.slow
 def test_rebuild_during_live_turns_from_other_processes_loses_and_duplicates_nothing(local_store_session, tmp_path,
                                                                                      settings):
@@ -196,12 +208,17 @@ def test_rebuild_during_live_turns_from_other_processes_loses_and_duplicates_not
         procs[-1].stdin.write(("\n".join(lines) + "\n").encode())
         procs[-1].stdin.close()
     store = local_store_session.with_db(db)
-    rebuilder = BoundedMemory(get_client(settings), settings, store=store, user_id="u", session_id="shared",
-                              budget=200)
+    # the rebuilding process's summary model takes 0.3 s a call, as a live one does: live turns land meanwhile
+    slow = anthropic.Anthropic(api_key="test", base_url="http://offline.invalid", max_retries=0,
+                               http_client=httpx2.Client(transport=SlowSummary()))
+    rebuilder = BoundedMemory(slow, settings, store=store, user_id="u", session_id="shared", budget=200)
     rebuilds = given_up = 0
     try:
+        # rebuild while the first 70 of 100 log entries are written; the live turns after the last rebuild
+        # cannot put back anything a rebuild wiped, so the final check sees every loss
         while any(proc.poll() is None for proc in procs):
-            if store.count_logs("u", "shared") < 6:
+            logged = store.count_logs("u", "shared")
+            if logged < 6 or logged >= 70:
                 time.sleep(0.05)
                 continue
             try:
@@ -213,7 +230,7 @@ def test_rebuild_during_live_turns_from_other_processes_loses_and_duplicates_not
         for out, err, code in outputs:
             assert code == 0 and b"Traceback" not in err, err.decode()[-3000:]
             assert len(out.decode().strip().splitlines()) == 25
-        assert rebuilds >= 2, (rebuilds, given_up)
+        assert rebuilds >= 1, (rebuilds, given_up)
         logs = store.logs_for("u", "shared")
         assert [e["seq"] for e in logs] == list(range(1, 101)) and all(e["status"] == "ok" for e in logs)
         assert Counter(e["content"] for e in logs if e["role"] == "user") == Counter(texts)
@@ -222,7 +239,8 @@ def test_rebuild_during_live_turns_from_other_processes_loses_and_duplicates_not
         # old code: an exchange committed during a rebuild was wiped from the window while its log said "ok"
         assert covered + len(session["window"]) + len(session.get("pending", [])) == len(logs)
         assert check_consistency(store, "u", "shared", budget=200) == []
-        print(f"\n{rebuilds} rebuilds ({given_up} gave up on conflicts) during 2 x 25 live turns: 0 lost, 0 duplicated")
+        print(f"\n{rebuilds} rebuilds ({given_up} gave up, {rebuilder.stats['conflicts']} version conflicts re-applied) "
+              "during 2 x 25 live turns: 0 lost, 0 duplicated")
     finally:
         for proc in procs:
             if proc.poll() is None:
