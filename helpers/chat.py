@@ -111,9 +111,9 @@ def _one_line(err: BaseException) -> str:
     from .store import StoreError
 
     text = " ".join(str(err).split()) or "no details"
-    if not isinstance(err, (TurnError, SessionConflict, StoreError, UsageError, ConfigError)):
-        text = f"{type(err).__name__}: {text}"
-    return text[:300]
+    if isinstance(err, (TurnError, SessionConflict, StoreError, UsageError, ConfigError)):
+        return text  # our own messages: already one actionable sentence or two
+    return f"{type(err).__name__}: {text}"[:300]
 
 
 def _settle(memory, text: str, since: datetime, err: BaseException) -> str:
@@ -124,7 +124,7 @@ def _settle(memory, text: str, since: datetime, err: BaseException) -> str:
     try:
         settle_failed_turn(store, memory.user_id, memory.session_id, text, since, _one_line(err))
     except Exception:  # noqa: BLE001 - the database is down too: the entries stay 'pending' for --rebuild
-        return "(your message is in the log as 'pending'; run --rebuild once the database is back)"
+        return "(the database did not answer: once it is back, run --rebuild and try again)"
     return "(your message was kept; try again)"
 
 
@@ -151,10 +151,12 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, UsageError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    from .store import StoreError
+
     try:
         memory = _make_memory(args, settings, client)
         code = _one_shot(args, memory)
-    except (UsageError, ConfigError, ValueError) as err:
+    except (StoreError, UsageError, ConfigError, ValueError) as err:  # e.g. MONGODB_URI's server unreachable
         print(f"error: {_one_line(err)}", file=sys.stderr)
         return 2
     except Exception as err:  # noqa: BLE001 - the store, the model or the embedder failed: one line, no traceback
