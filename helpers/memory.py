@@ -511,7 +511,8 @@ class BoundedMemory(_Base):
             if next_is_new:
                 session = self.load()
                 self._commit(session, exchange, self._base_tokens(session))
-                self.store.set_log_status(self.user_id, self.session_id, [m["seq"] for m in exchange], "ok")
+                self.store.set_log_status(self.user_id, self.session_id, [m["seq"] for m in exchange], "ok",
+                                          only_if_status="pending")
                 imported += len(exchange)
                 exchange = []
         return {"imported": imported, **self.state()}

@@ -171,6 +171,31 @@ def test_live_token_counts_come_from_the_api_and_budgets_hold(settings):
     assert abs(stored - real) <= 10 and stored <= 400, (stored, real)
 
 
+class CountsOverReport(httpx2.BaseTransport):
+    """A stand-in whose count_tokens reports 40 tokens more than the usage of the same request."""
+
+    def __init__(self):
+        self.inner = OfflineTransport(OfflineModel())
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        response = self.inner.handle_request(request)
+        if request.url.path.endswith("/count_tokens") and response.status_code == 200:
+            return httpx2.Response(200, json={"input_tokens": json.loads(response.read())["input_tokens"] + 40})
+        return response
+
+
+def test_a_negative_token_difference_is_measured_not_clamped(settings):
+    from helpers.offline_model import count_text_tokens
+
+    client = anthropic.Anthropic(api_key="live-stand-in", base_url="http://live.invalid", max_retries=0,
+                                 http_client=httpx2.Client(transport=CountsOverReport()))
+    memory = BoundedMemory(client, settings, store=mongomock_store(), user_id="u1", session_id="s1", budget=400)
+    text = "Where should we eat tonight?"
+    result = memory.turn(text)
+    # usage - counted base is negative here; old code stored max(1, ...) = 1 token for the message
+    assert result.extra["user_tokens"] == count_text_tokens(text) and memory.stats["token_recounts"] == 1
+
+
 def test_tokens_module_does_not_load_the_offline_model():
     code = "import sys, helpers.tokens; print('helpers.offline_model' in sys.modules)"
     out = subprocess.run([CHAT[0], "-c", code], capture_output=True, text=True, cwd=ROOT, env=cli_env(), timeout=120)
