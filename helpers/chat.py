@@ -11,7 +11,9 @@ from datetime import datetime, timedelta, timezone
 from .cli_checks import OneLineParser, UsageError, check_args, positive_int
 from .config import ConfigError, load_settings
 from .llm import get_client
+from .memory import EmptyMessageError, SessionConflict, TurnError
 from .settle import settle_failed_turn
+from .store import StoreError
 
 __all__ = ["main", "build_parser"]
 
@@ -107,9 +109,6 @@ def _one_shot(args, memory) -> int | None:
 
 def _one_line(err: BaseException) -> str:
     """An error as one short line: its message, with the type named when it is not one of ours."""
-    from .memory import SessionConflict, TurnError
-    from .store import StoreError
-
     text = " ".join(str(err).split()) or "no details"
     if isinstance(err, (TurnError, SessionConflict, StoreError, UsageError, ConfigError)):
         return text  # our own messages: already one actionable sentence or two
@@ -123,15 +122,13 @@ def _settle(memory, text: str, since: datetime, err: BaseException) -> str:
         return "(your message was kept; try again)"
     try:
         settle_failed_turn(store, memory.user_id, memory.session_id, text, since, _one_line(err))
-    except Exception:  # noqa: BLE001 - the database is down too: the entries stay 'pending' for --rebuild
+    except Exception:  # noqa: BLE001 - the database is down too: its entries (if any) stay 'pending'
         return "(the database did not answer: once it is back, run --rebuild and try again)"
     return "(your message was kept; try again)"
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the chat loop; returns the process exit code (2: a bad argument or setting, nothing written)."""
-    from .memory import EmptyMessageError
-
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -151,8 +148,6 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, UsageError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    from .store import StoreError
-
     try:
         memory = _make_memory(args, settings, client)
         code = _one_shot(args, memory)
