@@ -6,7 +6,15 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from .redact import redact_uri
+
 __all__ = ["Settings", "load_settings", "describe", "project_root", "ConfigError"]
+
+
+EMBEDDERS = ("", "local", "voyage")
+MAX_SETTING = 1_000_000_000        # any token setting above this is a typo (and would not fit the database's ints)
+MAX_RETRIES_LIMIT = 20
+_DB_NAME_BAD = set('/\\. "$\x00')
 
 
 class ConfigError(ValueError):
@@ -21,7 +29,7 @@ def project_root() -> Path:
     return Path.cwd()
 
 
-def _int(env: dict, name: str, default: int, minimum: int = 1) -> int:
+def _int(env: dict, name: str, default: int, minimum: int = 1, maximum: int = MAX_SETTING) -> int:
     raw = env.get(name)
     if raw is None or raw.strip() == "":
         return default
@@ -31,6 +39,27 @@ def _int(env: dict, name: str, default: int, minimum: int = 1) -> int:
         raise ConfigError(f"{name}={raw!r} is not a whole number; set {name} to e.g. {default}") from None
     if value < minimum:
         raise ConfigError(f"{name} must be at least {minimum}, got {value}")
+    if value > maximum:
+        raise ConfigError(f"{name} must be at most {maximum:,}, got {value:,}")
+    return value
+
+
+def _secret(env: dict, name: str) -> str | None:
+    """An API key: printable ASCII without spaces (an HTTP header cannot carry anything else), or None."""
+    value = (env.get(name) or "").strip()
+    if not value:
+        return None
+    if not all(33 <= ord(c) <= 126 for c in value):
+        raise ConfigError(f"{name} contains spaces or characters an API key never has; copy the key again into {name}")
+    return value
+
+
+def _db_name(value: str) -> str:
+    """MongoDB's rules for a database name (no /\\. "$, spaces or NUL; at most 63 bytes)."""
+    bad = sorted({c for c in value if c in _DB_NAME_BAD or c.isspace()})
+    if bad or len(value.encode("utf-8")) > 63:
+        raise ConfigError(f"GTE_DB_NAME={value!r} is not a valid MongoDB database name (no {''.join(bad) or 'more than 63 bytes'}); "
+                          "use letters, digits, '-' and '_'")
     return value
 
 
@@ -52,6 +81,8 @@ class Settings:
     offline_context_window: int = 200_000  # the offline model's context window in tokens (03 sets it small)
     max_retries: int = 3               # SDK retries for 429/5xx/timeouts, with backoff and jitter
     timeout_s: float = 60.0
+    voyage_api_key: str | None = field(default=None, repr=False)  # hosted embeddings (05); None: local MiniLM
+    embedder: str = ""                 # EMBEDDER: "" (Voyage if a key is set, else local), "local" or "voyage"
 
     @property
     def mode(self) -> str:
@@ -61,6 +92,15 @@ class Settings:
     def with_(self, **changes) -> "Settings":
         """A copy with some fields changed (settings are immutable)."""
         return replace(self, **changes)
+
+
+def _data_dir(value: str | None) -> Path:
+    if not value:
+        return project_root() / ".data"
+    try:
+        return Path(value).expanduser().resolve()
+    except (OSError, ValueError, RuntimeError) as err:
+        raise ConfigError(f"GTE_DATA_DIR={value!r} is not a usable path ({err}); point it at a directory") from None
 
 
 def load_settings(env: dict | None = None, dotenv_path: str | os.PathLike | None = None) -> Settings:
@@ -85,29 +125,29 @@ def load_settings(env: dict | None = None, dotenv_path: str | os.PathLike | None
 
     chat_model = text("CHAT_MODEL", "claude-haiku-4-5")
     data_dir = text("GTE_DATA_DIR")
+    voyage_api_key = _secret(merged, "VOYAGE_API_KEY")
+    embedder = (text("EMBEDDER", "") or "").lower()
+    if embedder not in EMBEDDERS:
+        raise ConfigError(f"EMBEDDER={embedder!r} is not known; set EMBEDDER to 'local' or 'voyage', or leave it unset")
+    if embedder == "voyage" and not voyage_api_key:
+        raise ConfigError("EMBEDDER=voyage needs VOYAGE_API_KEY; set it, or set EMBEDDER=local")
     return Settings(
-        anthropic_api_key=text("ANTHROPIC_API_KEY"),
+        anthropic_api_key=_secret(merged, "ANTHROPIC_API_KEY"),
         chat_model=chat_model,
         summary_model=text("SUMMARY_MODEL", "claude-haiku-4-5"),
         extraction_model=text("EXTRACTION_MODEL", "claude-haiku-4-5"),
         mongodb_uri=text("MONGODB_URI"),
-        db_name=text("GTE_DB_NAME", "goldfish_to_elephant"),
-        data_dir=Path(data_dir).expanduser().resolve() if data_dir else project_root() / ".data",
+        db_name=_db_name(text("GTE_DB_NAME", "goldfish_to_elephant")),
+        data_dir=_data_dir(data_dir),
         window_budget=_int(merged, "WINDOW_BUDGET_TOKENS", 400),
         summary_max_tokens=_int(merged, "SUMMARY_MAX_TOKENS", 300),
         memory_budget=_int(merged, "MEMORY_BUDGET_TOKENS", 400),
         reply_max_tokens=_int(merged, "REPLY_MAX_TOKENS", 400),
         offline_context_window=_int(merged, "OFFLINE_CONTEXT_WINDOW", 200_000),
-        max_retries=_int(merged, "MAX_RETRIES", 3, minimum=0),
+        max_retries=_int(merged, "MAX_RETRIES", 3, minimum=0, maximum=MAX_RETRIES_LIMIT),
+        voyage_api_key=voyage_api_key,
+        embedder=embedder,
     )
-
-
-def _redact_uri(uri: str) -> str:
-    """Hide credentials in a connection string (mongodb://user:pass@host → mongodb://***@host)."""
-    if "@" in uri and "://" in uri:
-        scheme, rest = uri.split("://", 1)
-        return f"{scheme}://***@{rest.split('@', 1)[1]}"
-    return uri
 
 
 def describe(settings: Settings | None = None) -> str:
@@ -118,7 +158,7 @@ def describe(settings: Settings | None = None) -> str:
     else:
         model = f"model: offline deterministic model (no network, no key; stands in for {s.chat_model})"
     if s.mongodb_uri:
-        store = f"store: MongoDB at {_redact_uri(s.mongodb_uri)}"
+        store = f"store: MongoDB at {redact_uri(s.mongodb_uri)}"
     else:
         store = f"store: local SecantusDB server, data in {s.data_dir}"
     return f"{model} · {store}"

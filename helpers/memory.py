@@ -173,7 +173,13 @@ class HistoryMemory(_Base):
                     kwargs = {"system": self.system} if self.system else {}
                     self._last_total = self.client.messages.count_tokens(
                         model=self.model, messages=[{"role": "user", "content": "."}], **kwargs).input_tokens - 1
-                user_tokens = max(1, usage.input_tokens - self._last_total)
+                user_tokens = usage.input_tokens - self._last_total
+                if user_tokens < 1:  # the deltas do not add up: measure the message itself
+                    kwargs = {"system": self.system} if self.system else {}
+                    user_tokens = self.client.messages.count_tokens(
+                        model=self.model, messages=[{"role": "user", "content": text}], **kwargs).input_tokens - \
+                        self.client.messages.count_tokens(
+                            model=self.model, messages=[{"role": "user", "content": "."}], **kwargs).input_tokens + 1
             self._last_total = usage.input_tokens + usage.output_tokens
         self.history += [{"role": "user", "content": text, "tokens": user_tokens},
                          {"role": "assistant", "content": reply, "tokens": reply_tokens}]
@@ -193,6 +199,7 @@ from pathlib import Path  # noqa: E402
 
 from .conversation import starts_exchange, strip_meta, text_of  # noqa: E402
 from .prompts import SCOUT_PERSONA  # noqa: E402
+from .pending import PENDING_MAX_COUNT, PENDING_MAX_TOKENS, fold_pending, is_retryable  # noqa: E402
 from .summary import merge_summary, system_with_summary  # noqa: E402
 from .window import trim, window_tokens  # noqa: E402
 from pymongo.errors import ConnectionFailure, PyMongoError  # noqa: E402
@@ -235,7 +242,8 @@ class BoundedMemory(_Base):
     def __init__(self, client, settings: Settings | None = None, *, store, user_id: str = "default",
                  session_id: str | None = None, session_file: str | Path | None = None, budget: int | None = None,
                  summary_max_tokens: int | None = None, system: str | None = None, model: str | None = None,
-                 max_tokens: int | None = None, ledger=None, check_retention: bool = True):
+                 max_tokens: int | None = None, ledger=None, check_retention: bool = True,
+                 pending_max_tokens: int = PENDING_MAX_TOKENS, pending_max_count: int = PENDING_MAX_COUNT):
         super().__init__(client, settings, system=SCOUT_PERSONA if system is None else system, model=model,
                          max_tokens=max_tokens, ledger=ledger)
         if session_id is None:
@@ -246,7 +254,9 @@ class BoundedMemory(_Base):
         self.budget = budget or self.settings.window_budget
         self.summary_max_tokens = summary_max_tokens or self.settings.summary_max_tokens
         self.check_retention = check_retention
-        self.stats = {"turns": 0, "conflicts": 0, "count_calls": 0, "summary_failures": 0}
+        self.pending_max_tokens, self.pending_max_count = pending_max_tokens, pending_max_count
+        self.stats = {"turns": 0, "conflicts": 0, "count_calls": 0, "summary_failures": 0, "unsummarised": 0,
+                      "token_recounts": 0}
         self.last: dict = {}
 
     # -- session
@@ -324,11 +334,14 @@ class BoundedMemory(_Base):
         asst_seq = self.store.append_log(self.user_id, self.session_id, "assistant", reply,
                                          tokens=usage.output_tokens, status="pending", reply_to=user_seq)
         base = self._base_tokens(session)
-        user_tokens = max(1, usage.input_tokens - base - window_tokens(session["window"]))
+        user_tokens = usage.input_tokens - base - window_tokens(session["window"])
+        if user_tokens < 1:  # the parts do not add up (e.g. a count that drifted): measure the message itself
+            self.stats["token_recounts"] += 1
+            user_tokens = self._tokens_of_text(text)
         exchange = [{"role": "user", "content": text, "tokens": user_tokens, "seq": user_seq},
                     {"role": "assistant", "content": reply, "tokens": usage.output_tokens, "seq": asst_seq}]
         saved, info = self._commit(session, exchange, base)
-        self.store.set_log_status(self.user_id, self.session_id, [user_seq, asst_seq], "ok")
+        self.store.set_log_status(self.user_id, self.session_id, [user_seq, asst_seq], "ok", only_if_status="pending")
         self.stats["turns"] += 1
         total_s = time.perf_counter() - started
         self.last = {**info, "llm_s": llm_s, "memory_s": total_s - llm_s - info.get("summary_s", 0.0)}
@@ -339,56 +352,105 @@ class BoundedMemory(_Base):
         return TurnResult(reply, usage.input_tokens, usage.output_tokens, message.stop_reason, request, self.stage,
                           extra)
 
-    def _fold(self, session: dict, exchange: list[dict], base: int) -> tuple[dict, dict]:
-        """Apply one exchange to a session: trim, summarise what was dropped; returns (fields to save, info)."""
+    def _place(self, session: dict, exchange: list[dict], base: int | None) -> tuple[dict, dict]:
+        """Apply one exchange without any model call: trim; what was dropped joins `pending`."""
         window, dropped = trim([*session["window"], *exchange], self.budget)
-        to_merge = [*session.get("pending", []), *dropped]
-        fields = {"window": window, "persona": self.system, "base_tokens": base}
-        info = {"dropped": len(dropped), "summary_s": 0.0, "summary_error": None}
-        if to_merge:
-            t0 = time.perf_counter()
-            try:
-                result = merge_summary(self.client, self.settings.summary_model, session.get("summary", ""), to_merge,
-                                       max_tokens=self.summary_max_tokens,
-                                       extraction_model=self.settings.extraction_model, ledger=self.ledger,
-                                       check_retention=self.check_retention)
-            except anthropic.APIError as err:
-                # Not lost: the dropped turns wait in `pending` (and in the logs) for a later merge.
-                self.stats["summary_failures"] += 1
-                fields["pending"] = to_merge
-                info["summary_error"] = f"{err.__class__.__name__}: {getattr(err, 'message', err)}"
-            else:
-                covers = session.get("summary_covers") or {"first_seq": None, "last_seq": None, "count": 0}
-                seqs = [m["seq"] for m in to_merge if m.get("seq") is not None]
-                first = min([s for s in [covers.get("first_seq"), *seqs] if s is not None], default=None)
-                last = max([s for s in [covers.get("last_seq"), *seqs] if s is not None], default=None)
-                old_summary_tokens = session.get("summary_tokens") or 0
-                fields.update({
-                    "summary": result.summary, "summary_tokens": result.tokens, "pending": [],
-                    "summary_covers": {"first_seq": first, "last_seq": last, "count": covers["count"] + len(to_merge)},
-                    "retention": result.retention, "missing": result.missing,
-                })
-                # The system prompt grew or shrank by the summary's change; the first summary needs one count.
-                fields["base_tokens"] = ((base + result.tokens - old_summary_tokens) if session.get("summary")
-                                         else self._count_base(self.system_prompt({"summary": result.summary})))
-                info["summary_result"] = result.to_dict()
-            info["summary_s"] = time.perf_counter() - t0
-        return fields, info
+        fields = {"window": window, "persona": self.system, "base_tokens": base,
+                  "pending": [*session.get("pending", []), *dropped]}
+        return fields, {"dropped": len(dropped), "summary_s": 0.0, "summary_error": None}
+
+    def _merge_pending(self, session: dict, max_chunks: int | None = 1) -> tuple[dict, dict, list[int]]:
+        """Fold the session's pending turns into its summary (helpers.pending); returns (fields, info, seqs left out)."""
+        pending = session.get("pending") or []
+        info: dict = {"summary_s": 0.0, "summary_error": None}
+        if not pending:
+            return {}, info, []
+        t0 = time.perf_counter()
+
+        def merge(summary: str, messages: list[dict]):
+            return merge_summary(self.client, self.settings.summary_model, summary, messages,
+                                 max_tokens=self.summary_max_tokens, extraction_model=self.settings.extraction_model,
+                                 ledger=self.ledger, check_retention=self.check_retention)
+
+        out = fold_pending(merge, session.get("summary", ""), session.get("summary_tokens") or 0, pending,
+                           max_tokens=self.pending_max_tokens, max_count=self.pending_max_count, max_chunks=max_chunks)
+        info["summary_s"] = time.perf_counter() - t0
+        if out.error:
+            self.stats["summary_failures"] += 1
+            info["summary_error"] = out.error
+        if out.warning:
+            info["summary_warning"] = out.warning
+        fields: dict = {}
+        if out.merged:
+            covers = session.get("summary_covers") or {"first_seq": None, "last_seq": None, "count": 0}
+            seqs = [m["seq"] for m in out.merged if m.get("seq") is not None]
+            first = min([s for s in [covers.get("first_seq"), *seqs] if s is not None], default=None)
+            last = max([s for s in [covers.get("last_seq"), *seqs] if s is not None], default=None)
+            base = session.get("base_tokens")
+            fields.update({"summary": out.summary, "summary_tokens": out.summary_tokens, "retention": out.retention,
+                           "missing": out.missing,
+                           "summary_covers": {"first_seq": first, "last_seq": last,
+                                              "count": covers["count"] + len(out.merged)}})
+            # The system prompt grew or shrank by the summary's change; the first summary needs one count.
+            fields["base_tokens"] = ((base + out.summary_tokens - (session.get("summary_tokens") or 0))
+                                     if session.get("summary") and base is not None
+                                     else self._count_base(self.system_prompt({"summary": out.summary})))
+            info["summary_result"] = {"calls": out.calls, "retention": out.retention, "missing": out.missing,
+                                      "merged": len(out.merged)}
+        left_out = [m["seq"] for m in out.unsummarised if m.get("seq") is not None]
+        if out.merged or out.unsummarised:
+            fields["pending"] = out.pending
+        if out.unsummarised or out.warning:
+            self.stats["unsummarised"] = self.stats.get("unsummarised", 0) + len(out.unsummarised)
+            fields["unsummarised"] = (session.get("unsummarised") or 0) + len(out.unsummarised)
+            fields["summary_warning"] = out.warning
+        elif out.merged and session.get("summary_warning"):
+            fields["summary_warning"] = None
+        return fields, info, left_out
+
+    def _fold(self, session: dict, exchange: list[dict], base: int | None,
+              max_chunks: int | None = 1) -> tuple[dict, dict, list[int]]:
+        """Place one exchange and fold what is pending, in one go (import and rebuild: no concurrent save between)."""
+        fields, info = BoundedMemory._place(self, session, exchange, base)
+        merged, minfo, left_out = self._merge_pending({**session, **fields}, max_chunks)
+        return {**fields, **merged}, {**info, **minfo}, left_out
 
     def _commit(self, session: dict, exchange: list[dict], base: int) -> tuple[dict, dict]:
-        """Save the exchange with the version guard; on conflict reload, re-apply and retry (bounded)."""
+        """Save the exchange with the version guard; the summary merge runs once, before the retry loop.
+
+        On a conflict the exchange is placed on the reloaded session (no model call) and the merge result
+        is re-applied if that session still has the same summary and the merged turns pending; otherwise
+        the result is dropped and the turns stay pending for a later merge (never merged twice).
+        """
+        fields, info = self._place(session, exchange, base)
+        read = {**session, **fields}
+        merged, minfo, left_out = self._merge_pending(read)
+        info.update(minfo)
+        handled = {m.get("seq") for m in read["pending"]} - {m.get("seq") for m in merged.get("pending", [])}
         for attempt in range(self.MAX_SAVE_ATTEMPTS):
-            fields, info = self._fold(session, exchange, base)
-            saved = self.store.save_session(self.user_id, self.session_id, session["version"], fields)
+            if attempt:
+                self.stats["conflicts"] += 1
+                time.sleep(random.uniform(0, 0.005 * (attempt + 1)))
+                session = self.load()
+                fields, _ = self._place(session, exchange, self._base_tokens(session))
+                if merged:
+                    merged = _rebase(merged, read, {**session, **fields}, handled)
+                    if merged is None:
+                        merged, left_out = {}, []
+                        info["summary_error"] = info["summary_error"] or "summary not applied: the session changed"
+            saved = self.store.save_session(self.user_id, self.session_id, session["version"], {**fields, **merged})
             if saved is not None:
                 info["conflicts"] = attempt
+                self._mark_unsummarised(left_out)
                 return {**self._fresh(), **saved}, info
-            self.stats["conflicts"] += 1
-            time.sleep(random.uniform(0, 0.005 * (attempt + 1)))
-            session = self.load()
-            base = self._base_tokens(session)
+        self.stats["conflicts"] += 1
         raise SessionConflict(f"session {self.session_id!r} changed {self.MAX_SAVE_ATTEMPTS} times while saving; "
                               "the exchange is in the logs (status 'pending'): run --rebuild")
+
+    def _mark_unsummarised(self, seqs: list[int]) -> None:
+        """Log entries left out of the summary: kept, flagged for --rebuild."""
+        if seqs:
+            self.store.set_log_status(self.user_id, self.session_id, seqs, "unsummarised")
 
     # -- inspection and maintenance
     def state(self) -> dict:
@@ -403,6 +465,7 @@ class BoundedMemory(_Base):
                 "summary_tokens": session.get("summary_tokens", 0), "summary_covers": session.get("summary_covers"),
                 "retention": session.get("retention"), "missing": session.get("missing", []),
                 "pending": len(session.get("pending", [])), "window": window,
+                "unsummarised": session.get("unsummarised") or 0, "summary_warning": session.get("summary_warning"),
                 "window_tokens": window_tokens(session["window"]), "budget": self.budget,
                 "gauge": self._gauge(session),
                 "version": session.get("version", 0),
@@ -448,37 +511,85 @@ class BoundedMemory(_Base):
             if next_is_new:
                 session = self.load()
                 self._commit(session, exchange, self._base_tokens(session))
-                self.store.set_log_status(self.user_id, self.session_id, [m["seq"] for m in exchange], "ok")
+                self.store.set_log_status(self.user_id, self.session_id, [m["seq"] for m in exchange], "ok",
+                                          only_if_status="pending")
                 imported += len(exchange)
                 exchange = []
         return {"imported": imported, **self.state()}
 
     def rebuild(self) -> dict:
-        """Recompute window and summary from the logs (the source of truth), e.g. after a crash or import."""
-        # Committed = marked "ok", or still "pending" but already in the saved window (a crash between the
-        # session save, which is the commit point, and the status update).
-        saved = {m.get("seq"): m.get("tokens")
-                 for m in (self.store.load_session(self.user_id, self.session_id) or {}).get("window", [])}
-        entries = [e for e in self.store.logs_for(self.user_id, self.session_id)
-                   if e.get("status") == "ok" or (e.get("status") == "pending" and e["seq"] in saved)]
-        messages = []
-        for e in entries:
-            tokens = saved.get(e["seq"]) or e.get("tokens") or self._tokens_of_text(text_of(e))
-            messages.append({"role": e["role"], "content": e["content"], "tokens": tokens, "seq": e["seq"]})
-        while messages and messages[0]["role"] != "user":
-            messages.pop(0)
-        # Fold the whole transcript into an empty session once (bounded folding only: rebuilding must not
-        # store long-term memories again), then save it with the version guard.
-        empty = self._fresh()
-        fields, _info = BoundedMemory._fold(self, empty, messages, None)
-        fields = {**{k: empty[k] for k in ("summary", "summary_tokens", "summary_covers", "pending", "retention",
-                                           "missing")}, **fields}
-        for _ in range(self.MAX_SAVE_ATTEMPTS):
-            session = self.load()
-            if self.store.save_session(self.user_id, self.session_id, session["version"], fields) is not None:
+        """Recompute window and summary from the logs (the source of truth), e.g. after a crash or import.
+
+        Safe beside live turns: the transcript read at the start is folded (in summary chunks within the
+        pending bound); if another writer commits meanwhile, only the exchanges it committed are folded on
+        top and the save is retried, so nothing committed is lost or counted twice.
+        """
+        session = self.load()
+        included: set[int] = set()
+        work = {**self._fresh(), "version": session["version"]}
+        left_out: list[int] = []
+        for attempt in range(self.MAX_SAVE_ATTEMPTS):
+            messages = self._committed_messages(session, included)
+            if attempt == 0:
+                while messages and messages[0]["role"] != "user":  # a leading greeting starts no exchange
+                    included.add(messages.pop(0)["seq"])
+            fields, _info, more = self._fold(work, messages, work.get("base_tokens"), max_chunks=None)
+            left_out += more
+            included |= {m["seq"] for m in messages}
+            work = {**work, **fields, "version": session["version"]}
+            saved = self.store.save_session(self.user_id, self.session_id, session["version"],
+                                            {k: v for k, v in work.items() if k not in ("user_id", "session_id",
+                                                                                         "version")})
+            if saved is not None:
+                in_session = {m.get("seq") for m in [*saved.get("window", []), *saved.get("pending", [])]}
+                folded = sorted(included - set(left_out))
+                # entries recovered into the window, pending or summary are acknowledged again
+                self.store.set_log_status(self.user_id, self.session_id, folded, "ok", only_if_status="unsummarised")
+                self.store.set_log_status(self.user_id, self.session_id, [s for s in folded if s in in_session], "ok",
+                                          only_if_status="pending")
+                self._mark_unsummarised(left_out)
                 return self.state()
             self.stats["conflicts"] += 1
+            time.sleep(random.uniform(0, 0.005 * (attempt + 1)))
+            session = self.load()
         raise SessionConflict("the session kept changing during --rebuild; try again")
+
+    def _committed_messages(self, session: dict, skip: set[int]) -> list[dict]:
+        """Committed log messages not in `skip`, grouped into exchanges (replies follow their user turn).
+
+        Committed = marked "ok" or "unsummarised", or still "pending" but already in the saved session (a
+        crash between the session save, which is the commit point, and the status update).
+        """
+        saved = {m.get("seq"): m.get("tokens") for m in [*session.get("window", []), *session.get("pending", [])]}
+        entries = [e for e in self.store.logs_for(self.user_id, self.session_id) if e["seq"] not in skip and (
+            e.get("status") in ("ok", "unsummarised") or (e.get("status") == "pending" and e["seq"] in saved))]
+        exchanges: dict[int, list[dict]] = {}
+        last: list[dict] | None = None
+        for e in entries:
+            tokens = saved.get(e["seq"]) or e.get("tokens") or self._tokens_of_text(text_of(e))
+            message = {"role": e["role"], "content": e["content"], "tokens": tokens, "seq": e["seq"]}
+            target = exchanges.get(e.get("reply_to")) if e["role"] == "assistant" else None
+            if target is None and (e["role"] == "user" and starts_exchange(message) or last is None):
+                last = exchanges.setdefault(e["seq"], [])
+                target = last
+            (target if target is not None else last).append(message)
+        return [m for key in sorted(exchanges) for m in exchanges[key]]
+
+
+def _rebase(fields: dict, read: dict, current: dict, handled: set) -> dict | None:
+    """Re-apply a summary step computed on session `read` to the newer `current`, or None if it no longer applies."""
+    if "summary" in fields and (current.get("summary") != read.get("summary")
+                                or current.get("summary_covers") != read.get("summary_covers")):
+        return None  # another writer merged meanwhile: our summary is stale
+    now_pending = current.get("pending") or []
+    if not handled <= {m.get("seq") for m in now_pending}:
+        return None
+    new = {**fields, "pending": [m for m in now_pending if m.get("seq") not in handled]}
+    if "base_tokens" in fields and read.get("base_tokens") is not None and current.get("base_tokens") is not None:
+        new["base_tokens"] = current["base_tokens"] + fields["base_tokens"] - read["base_tokens"]
+    if "unsummarised" in fields:
+        new["unsummarised"] = (current.get("unsummarised") or 0) + fields["unsummarised"] - (read.get("unsummarised") or 0)
+    return new
 
 
 def _explain(err: anthropic.APIError) -> str:
@@ -521,6 +632,7 @@ class VectorMemory(BoundedMemory):
     """
 
     stage = "vector"
+    FACTS_PENDING_MAX = 20  # exchanges kept for a later long-term memory write; older ones are given up on
 
     def __init__(self, client, settings: Settings | None = None, *, store, index=None, facts=None,
                  memory_budget: int | None = None, k: int = 8, mode: str = "hybrid", background: bool = False,
@@ -538,7 +650,7 @@ class VectorMemory(BoundedMemory):
         self.worker = FactWorker(handler=self._remember_job) if background else None
         self._retry: list[tuple] = []
         self._last_hits: list = []
-        self.stats.update({"memory_failures": 0, "memory_s": 0.0})
+        self.stats.update({"memory_failures": 0, "memory_skipped": 0, "memory_s": 0.0})
 
     # -- retrieval and the request
     def retrieve(self, text: str, session: dict | None = None) -> tuple[str, list]:
@@ -548,7 +660,7 @@ class VectorMemory(BoundedMemory):
         in_window = {m.get("seq") for m in (session or {}).get("window", [])}
         hits = self.index.search(self.user_id, text, k=self.k + len(in_window), mode=self.mode)
         hits = [h for h in hits if not (h.kind == "episode" and (h.source or {}).get("seq") in in_window)]
-        packed = pack(hits[: self.k], self.memory_budget)
+        packed = pack(hits[: self.k], self.memory_budget, count=self._count_text)
         return format_memories(packed), packed
 
     def system_prompt(self, session: dict, block: str | None = None) -> str:
@@ -562,21 +674,32 @@ class VectorMemory(BoundedMemory):
         request["system"] = self.system_prompt(session, block)
         return request
 
-    def _memory_tokens(self) -> int:
-        from .offline_model import count_text_tokens
+    def _count_text(self, text: str) -> int:
+        """Tokens of `text` as the model counts them (`count_tokens`, live or offline), cached per text."""
+        cache = self.__dict__.setdefault("_count_cache", {})
+        if text not in cache:
+            if len(cache) > 4096:
+                cache.clear()
+            cache[text] = self._tokens_of_text(text)
+        return cache[text]
 
+    def _memory_tokens(self) -> int:
         block = getattr(self, "_last_block", "")
-        return count_text_tokens("\n\n" + block) if block else 0
+        return self._count_text("\n\n" + block) if block else 0
 
     def _base_tokens(self, session: dict) -> int:
         # persona + summary (counted once, then tracked by deltas) plus this turn's memory block
         return super()._base_tokens(session) + self._memory_tokens()
 
-    def _fold(self, session: dict, exchange: list[dict], base: int) -> tuple[dict, dict]:
-        fields, info = super()._fold(session, exchange, base - self._memory_tokens())
-        if self.worker is None:
-            fields["facts_pending"] = self._remember_now(session.get("facts_pending", []), exchange)
-        return fields, info
+    def _place(self, session: dict, exchange: list[dict], base: int | None) -> tuple[dict, dict]:
+        # stored base tokens never include this turn's memory block
+        return super()._place(session, exchange, None if base is None else base - self._memory_tokens())
+
+    def _commit(self, session: dict, exchange: list[dict], base: int) -> tuple[dict, dict]:
+        saved, info = super()._commit(session, exchange, base)
+        if self.worker is None:  # long-term memory is written once, after the exchange is committed
+            self._remember_committed(saved, exchange)
+        return saved, info
 
     # -- writing long-term memory
     def _remember_job(self, user_id: str, messages: list[dict], source: dict) -> None:
@@ -586,19 +709,45 @@ class VectorMemory(BoundedMemory):
             self._retry.append((user_id, messages, source))  # retried on the next turn: nothing is lost
             raise
 
-    def _remember_now(self, pending: list[dict], exchange: list[dict]) -> list[dict]:
-        """Store episodes and facts for earlier failures and this exchange; returns what still failed."""
+    def _remember_committed(self, session: dict, exchange: list[dict]) -> None:
+        """Store this exchange (and earlier failures) in long-term memory; update `facts_pending` atomically."""
+        earlier = list(session.get("facts_pending") or [])
+        left, given_up = self._remember_now(earlier, exchange)
+        done = [item["seq"] for item in earlier if item not in left]
+        new = [item for item in left if item not in earlier]
+        key = {"user_id": self.user_id, "session_id": self.session_id}
+        # $pull/$push, not a versioned save: concurrent turns each add or remove only their own items
+        if done:
+            self.store.sessions.update_one(key, {"$pull": {"facts_pending": {"seq": {"$in": done}}}})
+        if new:
+            self.store.sessions.update_one(key, {"$push": {"facts_pending": {"$each": new}}})
+        if given_up:
+            self.store.sessions.update_one(key, {"$inc": {"facts_skipped": given_up}})
+
+    def _remember_now(self, pending: list[dict], exchange: list[dict]) -> tuple[list[dict], int]:
+        """Store episodes and facts for earlier failures and this exchange; returns (what to retry, how many given up).
+
+        Any error (model, embedder, database) keeps the item for a later turn, up to FACTS_PENDING_MAX items;
+        a non-retryable model error (400/401/403/404) is given up on and counted, never retried forever.
+        """
         todo = [*pending, {"messages": [strip_meta(m) for m in exchange], "seq": exchange[0].get("seq")}]
-        left = []
+        left, given_up = [], 0
         t0 = time.perf_counter()
         for item in todo:
             try:
                 self.facts.remember(self.user_id, item["messages"], {"session_id": self.session_id, "seq": item["seq"]})
-            except anthropic.APIError:
+            except Exception as err:  # noqa: BLE001 - nothing here may lose the committed turn
                 self.stats["memory_failures"] += 1
-                left.append(item)
+                if isinstance(err, anthropic.APIError) and not is_retryable(err):
+                    given_up += 1
+                else:
+                    left.append(item)
+        if len(left) > self.FACTS_PENDING_MAX:  # the oldest are given up on (their episodes are usually stored)
+            given_up += len(left) - self.FACTS_PENDING_MAX
+            left = left[-self.FACTS_PENDING_MAX:]
+        self.stats["memory_skipped"] += given_up
         self.stats["memory_s"] += time.perf_counter() - t0
-        return left
+        return left, given_up
 
     def turn(self, text: str) -> TurnResult:
         if self.worker is not None:
@@ -623,6 +772,7 @@ class VectorMemory(BoundedMemory):
         data["retrieved"] = [h.to_dict() for h in self._last_hits]
         data["memory_budget"] = self.memory_budget
         data["facts_pending"] = len(session.get("facts_pending", []))
+        data["facts_skipped"] = session.get("facts_skipped") or 0
         data["gauge"] = self._gauge(session, self._memory_tokens() if self._last_hits else 0)
         return data
 

@@ -31,7 +31,8 @@ from typing import Any, Iterator
 from pymongo import ASCENDING, DESCENDING, MongoClient, ReturnDocument
 from pymongo.errors import DuplicateKeyError, PyMongoError
 
-from helpers.config import Settings, _redact_uri, load_settings
+from helpers.config import Settings, load_settings
+from helpers.redact import redact_uri
 
 __all__ = [
     "Store",
@@ -688,7 +689,7 @@ def _short_reason(exc: BaseException) -> str:
 
 
 def _open_uri(uri: str, db_name: str) -> Store:
-    shown = _redact_uri(uri)
+    shown = redact_uri(uri)
     options: dict[str, Any] = {"tz_aware": True, "appname": "goldfish-to-elephant"}
     if "serverselectiontimeoutms" not in uri.lower():
         options["serverSelectionTimeoutMS"] = URI_TIMEOUT_MS
@@ -769,7 +770,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     settings = load_settings()
     if settings.mongodb_uri:
-        print(f"note: MONGODB_URI is set ({_redact_uri(settings.mongodb_uri)}), so the helpers use that "
+        print(f"note: MONGODB_URI is set ({redact_uri(settings.mongodb_uri)}), so the helpers use that "
               "server, not the local one.")
     try:
         if args.command == "status":

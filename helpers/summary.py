@@ -99,24 +99,27 @@ class SummaryResult:
     retention: float | None = None
     remerged: bool = False
     calls: int = 0
+    truncated: bool = False  # the summary call stopped at max_tokens: the summary may be cut off
 
     def to_dict(self) -> dict:
         return {"summary": self.summary, "tokens": self.tokens, "facts": self.facts, "missing": self.missing,
-                "retention": self.retention, "remerged": self.remerged, "calls": self.calls}
+                "retention": self.retention, "remerged": self.remerged, "calls": self.calls,
+                "truncated": self.truncated}
 
 
 def merge_summary(client: anthropic.Anthropic, model: str, old_summary: str, dropped: list[dict], *,
                   max_tokens: int, extraction_model: str | None = None, ledger=None,
                   check_retention: bool = True) -> SummaryResult:
     """Merge `dropped` into `old_summary` with one summary call; check that the facts stated in `dropped`
-    survive, and re-merge once naming any that were lost. Raises the SDK's errors (the caller keeps
-    `dropped` pending and retries on a later turn)."""
+    survive, and re-merge once naming any that were lost. `truncated` flags a summary cut at max_tokens.
+    Raises the SDK's errors (helpers.pending decides whether to retry, shorten or give up)."""
     reply = client.messages.create(**summary_request(model, old_summary, dropped, max_tokens))
     _record(ledger, "summary", reply)
     summary = "".join(b.text for b in reply.content if b.type == "text").strip()
     tokens, calls = reply.usage.output_tokens, 1
+    truncated = reply.stop_reason == "max_tokens"
     if not check_retention:
-        return SummaryResult(summary, tokens, calls=calls)
+        return SummaryResult(summary, tokens, calls=calls, truncated=truncated)
     facts = extract_facts(client, extraction_model or model, dropped, ledger)
     calls += 1 if any(m["role"] == "user" for m in dropped) else 0
     missing = [f for f in facts if not fact_present(f, summary)]
@@ -129,8 +132,9 @@ def merge_summary(client: anthropic.Anthropic, model: str, old_summary: str, dro
         still = [f for f in facts if not fact_present(f, candidate)]
         if len(still) <= len(missing):
             summary, tokens, missing, remerged = candidate, retry.usage.output_tokens, still, True
+            truncated = retry.stop_reason == "max_tokens"
     retention = 1.0 if not facts else (len(facts) - len(missing)) / len(facts)
-    return SummaryResult(summary, tokens, facts, missing, retention, remerged, calls)
+    return SummaryResult(summary, tokens, facts, missing, retention, remerged, calls, truncated)
 
 
 _BLOCK_TAG = re.compile(r"<\s*/?\s*(?:conversation_summary|remembered_memories)\s*>", re.I)

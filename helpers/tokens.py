@@ -7,12 +7,11 @@ from dataclasses import dataclass
 
 import anthropic
 
-from .offline_model import count_text_tokens
-
 __all__ = [
     "count_request_tokens",
     "request_base_tokens",
     "per_message_tokens",
+    "text_tokens",
     "whole_context_counts",
     "local_tokens",
     "chars_over_four",
@@ -59,8 +58,16 @@ def whole_context_counts(client: anthropic.Anthropic, model: str, system: str | 
     return [count_request_tokens(client, model, system, messages[: i + 1]) for i in range(len(messages))]
 
 
+def text_tokens(client: anthropic.Anthropic, model: str, text: str) -> int:
+    """Tokens of `text` as the model counts them (two `count_tokens` calls): the counter to use live."""
+    return count_request_tokens(client, model, None, [{"role": "user", "content": text}]) - \
+        request_base_tokens(client, model, None)
+
+
 def local_tokens(text: str) -> int:
-    """Tokens of `text` by the local BPE tokenizer (what the offline model counts with)."""
+    """Tokens of `text` by the local BPE tokenizer: only what the offline model counts with, never the live API's."""
+    from .offline_model import count_text_tokens  # the offline model's tokenizer, loaded only when asked for
+
     return count_text_tokens(text)
 
 

@@ -42,6 +42,7 @@ from pymongo.errors import OperationFailure, PyMongoError
 
 from . import prompts
 from .config import ConfigError
+from .embeddings import embed_query
 
 if TYPE_CHECKING:  # pragma: no cover
     from .config import Settings
@@ -696,7 +697,7 @@ class MemoryIndex:
         half_life = self.half_life_days if half_life_days is _DEFAULT else half_life_days
         pool = candidates or max(50, 10 * k)
         if mode != "lexical" and query_vector is None:
-            query_vector = self.embedder.embed([query])[0]
+            query_vector = embed_query(self.embedder, query)  # Voyage: input_type="query"
         atlas = mode != "lexical" and self.vector_backend == "atlas"
         atlas_ranked = self._atlas_rank(user_id, query_vector, kinds, pool) if atlas else None
         with self._lock:
@@ -962,7 +963,7 @@ def run_retrieval_benchmark(memories: int = 10_000, queries: int = 200, *, store
         say(f"timing {queries} queries ...")
         for text in query_texts:
             t0 = time.perf_counter()
-            vector = embedder.embed([text])[0]
+            vector = embed_query(embedder, text)
             timings["embed"].append((time.perf_counter() - t0) * 1000)
             for mode in ("hybrid", "vector", "lexical"):
                 t0 = time.perf_counter()

@@ -313,6 +313,10 @@ class ChatWidget(widgets.VBox):
             body = f'<div style="{_MUTED}">This strategy keeps no summary.</div>'
         else:
             body = f'<div style="{_MUTED}">(empty: nothing has left the window yet)</div>'
+        warning = state.get("summary_warning")  # turns left out of the summary (in the logs; --rebuild recovers)
+        if warning or state.get("unsummarised"):
+            text = f"{state.get('unsummarised') or 0} message(s) unsummarised: {warning or 'run --rebuild'}"
+            body += f'<div class="gte-summary-warning" style="{_LINE["notice"]}">⚠ {_esc(text)}</div>'
         self.summary_view.value = _panel("gte-summary", "Rolling summary", body)
 
     def _render_window(self, state: dict) -> None:

@@ -18,16 +18,14 @@ import subprocess
 import sys
 import time
 import urllib.request
-import uuid
 from pathlib import Path
 
-import nbformat
 import pytest
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[1]
-WIDGET_NOTEBOOK = "06_elephant.ipynb"  # notebooks/<this> once it exists; until then a throwaway notebook is built
+WIDGET_NOTEBOOK = "06_elephant.ipynb"  # the notebook readers open: no stand-in notebook could hide its regression
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -40,13 +38,6 @@ KERNEL_IDLE = "Python 3 (ipykernel) | Idle"
 # The widget the reader types into carries this class (notebook 06 also shows a scripted demo widget above it).
 CHAT = ".gte-chat.gte-reader"
 
-THROWAWAY_CELLS = [
-    "from helpers.config import load_settings\nfrom helpers.cost import CostLedger\nfrom helpers.llm import get_client\n"
-    "from helpers.memory import BoundedMemory\nfrom helpers.store import open_store\nfrom helpers.widgets import ChatWidget",
-    "settings = load_settings()\nstore = open_store(settings)\nprint(store.describe())",
-    "memory = BoundedMemory(get_client(settings), settings, store=store, user_id={user_id!r}, budget=80,\n"
-    "                       ledger=CostLedger())\nchat = ChatWidget(memory)\nchat.add_class('gte-reader')\nchat",
-]
 
 
 def _require_chromium() -> None:
@@ -64,20 +55,13 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _notebook_under_test(root: Path) -> tuple[Path, str | None]:
-    """Copy notebooks/WIDGET_NOTEBOOK into `root`, or write the throwaway one; returns (path, its user_id or None)."""
+def _notebook_under_test(root: Path) -> Path:
+    """Copy notebooks/WIDGET_NOTEBOOK into `root` (a missing notebook is a failure, not a reason to test another)."""
     repo_notebook = ROOT / "notebooks" / WIDGET_NOTEBOOK
-    if repo_notebook.exists():
-        target = root / repo_notebook.name
-        shutil.copy(repo_notebook, target)
-        return target, None
-    user_id = f"browser-test-{uuid.uuid4().hex[:8]}"
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(src.format(user_id=user_id)) for src in THROWAWAY_CELLS]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
-    target = root / "widget_under_test.ipynb"
-    nbformat.write(nb, target)
-    return target, user_id
+    assert repo_notebook.is_file(), f"{repo_notebook} is missing: the widget's browser test runs that notebook"
+    target = root / repo_notebook.name
+    shutil.copy(repo_notebook, target)
+    return target
 
 
 def _start_lab(tmp: Path, root: Path, port: int) -> subprocess.Popen:
@@ -163,7 +147,7 @@ def test_chat_widget_in_jupyterlab(tmp_path):
     ARTIFACTS.mkdir(exist_ok=True)
     root = tmp_path / "root"
     root.mkdir()
-    notebook, user_id = _notebook_under_test(root)
+    notebook = _notebook_under_test(root)
     port = _free_port()
     lab = _start_lab(tmp_path, root, port)
     page = None
@@ -224,9 +208,3 @@ def test_chat_widget_in_jupyterlab(tmp_path):
                 context.close()
     finally:
         _stop(lab)
-    if user_id is not None:  # the kernel wrote to this test session's store (GTE_DATA_DIR was inherited)
-        from helpers.config import load_settings
-        from helpers.store import open_store
-
-        with open_store(load_settings(), fallback=False) as store:
-            assert store.logs.count_documents({"user_id": user_id, "status": "ok"}) == 6

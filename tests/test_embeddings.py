@@ -6,6 +6,7 @@ import contextlib
 import hashlib
 import json
 import math
+import os
 import subprocess
 import sys
 
@@ -312,3 +313,109 @@ def test_get_embedder_uses_voyage_with_a_key():
 def test_get_embedder_errors_name_the_setting(env, setting):
     with pytest.raises(ConfigError, match=setting):
         get_embedder(env)
+
+
+# --- settings flow and query/document types (issue 11, item 5) ------------------------------------
+
+def hashed_rows(texts: list[str], dim: int = 8) -> list[list[float]]:
+    """Deterministic stand-in vectors for a fake Voyage endpoint (one per text)."""
+    return [[float(b) + 1.0 for b in hashlib.sha256(t.encode()).digest()[:dim]] for t in texts]
+
+
+def recording_voyage(**kwargs) -> tuple[VoyageEmbedder, list[dict]]:
+    """A VoyageEmbedder on a MockTransport that answers every batch and records each JSON body."""
+    bodies: list[dict] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        body = json.loads(request.content)
+        bodies.append(body)
+        return ok(*hashed_rows(body["input"]))
+
+    client = httpx2.Client(transport=httpx2.MockTransport(handler))
+    return VoyageEmbedder(api_key="test-key", dim=8, http_client=client, **kwargs), bodies
+
+
+def test_voyage_settings_in_dotenv_are_honoured_without_touching_os_environ(tmp_path, monkeypatch):
+    from helpers import config
+
+    monkeypatch.delenv("VOYAGE_API_KEY", raising=False)
+    monkeypatch.delenv("EMBEDDER", raising=False)
+    (tmp_path / ".env").write_text("VOYAGE_API_KEY=key-from-dotenv\n")
+    monkeypatch.setattr(config, "project_root", lambda: tmp_path)
+    chosen = get_embedder()  # default: load_settings(), which reads .env
+    assert isinstance(chosen, VoyageEmbedder) and chosen._api_key == "key-from-dotenv"
+    assert "VOYAGE_API_KEY" not in os.environ  # passed along as a setting, not exported
+    settings = config.load_settings(dotenv_path=tmp_path / ".env")
+    assert settings.voyage_api_key == "key-from-dotenv" and "key-from-dotenv" not in repr(settings)
+    assert isinstance(get_embedder(settings), VoyageEmbedder)
+    (tmp_path / ".env").write_text("VOYAGE_API_KEY=key-from-dotenv\nEMBEDDER=local\n")
+    assert isinstance(get_embedder(), LocalMiniLM)
+
+
+def test_a_bad_embedder_setting_is_a_config_error_naming_it():
+    from helpers.config import load_settings
+
+    with pytest.raises(ConfigError, match="EMBEDDER"):
+        load_settings({"EMBEDDER": "openai"})
+    with pytest.raises(ConfigError, match="VOYAGE_API_KEY"):
+        load_settings({"EMBEDDER": "voyage"})
+
+
+def test_voyage_queries_are_embedded_as_queries_and_memories_as_documents():
+    from helpers.store import mongomock_store
+    from helpers.vector import MemoryIndex
+
+    voyage, bodies = recording_voyage()
+    index = MemoryIndex(mongomock_store(), voyage, backend="numpy")
+    index.add_episode("u", "s", 1, "My favorite color is teal.", "Noted.")
+    assert [b["input_type"] for b in bodies] == ["document"]
+    hits = index.search("u", "What is my favorite color?", k=1, mode="vector")
+    assert [b["input_type"] for b in bodies] == ["document", "query"]
+    assert bodies[-1]["input"] == ["What is my favorite color?"] and len(hits) == 1
+    assert voyage.embed_query("another question").shape == (8,)
+    assert bodies[-1]["input_type"] == "query"
+    assert emb.embed_query(LocalMiniLM(), "What is my name?").shape == (384,)  # no query type: plain embed
+
+
+@pytest.mark.parametrize("error", [httpx2.ConnectError("connection refused"), httpx2.ReadTimeout("timed out"),
+                                   httpx2.RemoteProtocolError("server disconnected")])
+def test_voyage_retries_connection_errors_and_timeouts(error):
+    calls: list[int] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        calls.append(1)
+        if len(calls) < 3:
+            raise error
+        return ok([1.0, 0.0])
+
+    voyage = VoyageEmbedder(api_key="k", dim=2, http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
+    slept: list[float] = []
+    voyage._sleep = slept.append
+    assert voyage.embed_one("hi").tolist() == [1.0, 0.0]
+    assert len(calls) == 3 and len(slept) == 2
+
+
+def test_voyage_gives_up_after_max_retries_with_a_clear_error():
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        raise httpx2.ConnectError("name resolution failed")
+
+    voyage = VoyageEmbedder(api_key="k", max_retries=2,
+                            http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
+    voyage._sleep = lambda s: None
+    with pytest.raises(emb.EmbeddingError, match="Voyage AI.*3 attempts") as err:
+        voyage.embed(["hi"])
+    assert "EMBEDDER=local" in str(err.value)
+
+
+def test_voyage_honours_an_http_date_retry_after():
+    from email.utils import format_datetime
+    from datetime import datetime, timedelta, timezone
+
+    when = format_datetime(datetime.now(timezone.utc) + timedelta(seconds=12), usegmt=True)
+    voyage, seen = voyage_with([httpx2.Response(429, headers={"retry-after": when}),
+                                httpx2.Response(503, headers={"retry-after": "2.5"}), ok([1.0, 0.0])], dim=2)
+    slept: list[float] = []
+    voyage._sleep = slept.append
+    assert voyage.embed_one("hi").tolist() == [1.0, 0.0]
+    assert len(seen) == 3
+    assert 9.0 <= slept[0] <= 12.5 and slept[1] == 2.5

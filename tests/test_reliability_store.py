@@ -232,7 +232,11 @@ def test_version_guard_retries_are_bounded_counted_and_reported(local_store_sess
     try:
         code = chat.main(["--stage", "bounded", "--session-file", str(tmp_path / "sid"), "--user", "u", "--stats"])
         sid = (tmp_path / "sid").read_text().strip()
-        assert [e["status"] for e in store.logs_for("u", sid)] == ["pending"] * 4  # kept, never acknowledged
+        logs = store.logs_for("u", sid)
+        # kept, never acknowledged, and not left "pending" forever: the CLI settles them as "unanswered"
+        assert [e["status"] for e in logs] == ["unanswered"] * 4
+        assert [e["content"] for e in logs if e["role"] == "user"] == ["hello", "hello again"]
+        assert all(f"changed {BoundedMemory.MAX_SAVE_ATTEMPTS} times" in e["error"] for e in logs)
         assert store.load_session("u", sid)["version"] == 0
         assert check_consistency(store, "u", sid) == []
     finally:

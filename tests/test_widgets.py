@@ -238,6 +238,15 @@ def test_bounded_summary_appears_once_the_window_trims(client, settings):
     assert memory.state()["summary"] and "Maya" in w.summary_view.value
 
 
+def test_unsummarised_turns_show_a_warning_in_the_summary_panel(client, settings):
+    w, _ = stub_widget(state={"stage": "bounded", "summary": "Maya lives in Portland.", "budget": 80,
+                              "unsummarised": 6, "summary_warning": "summary merge failed and will not be retried"})
+    html = w.summary_view.value
+    assert "gte-summary-warning" in html and "6 message(s) unsummarised" in html and "will not be retried" in html
+    quiet, _ = stub_widget(state={"stage": "bounded", "summary": "Maya lives in Portland.", "budget": 80})
+    assert "gte-summary-warning" not in quiet.summary_view.value
+
+
 def test_text_is_html_escaped(client, settings):
     w = ChatWidget(bounded(client, settings, budget=500))
     w.send("<script>alert(1)</script> & <b>bold</b>")
