@@ -14,7 +14,7 @@ import anthropic
 
 from .conversation import group_exchanges, strip_meta, text_of, validate_messages
 from .longterm import TurnUnit, index_turns
-from .transcript import Turn, parse_when
+from .transcript import Turn, number_conversations, parse_when
 
 if TYPE_CHECKING:  # pragma: no cover
     from .memory import VectorMemory
@@ -40,6 +40,7 @@ def as_turns(turns: list[Any]) -> list[Turn]:
             raise ValueError(f"turns[{i}]: ts must be an ISO 8601 string or a datetime, got {ts!r}")
         out.append(Turn(item.get("role"), item.get("content"), ts, int(item.get("conversation") or 0),
                         item.get("speaker")))
+    number_conversations(out)  # without conversation numbers, a new day starts a new conversation
     return out
 
 

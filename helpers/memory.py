@@ -707,7 +707,7 @@ class VectorMemory(BoundedMemory):
                           "memories": self._split.memories, "budget": self.context_budget,
                           "memory_cap": self._split.memory_cap, "evidence": self._split.evidence})
         elif self.context_budget is not None:
-            gauge["budget"] = self.context_budget
+            gauge.update({"budget": self.context_budget, "memory_cap": 0, "evidence": "no question yet"})
         data["gauge"] = gauge
         data["split"] = self._split.to_dict() if self._split is not None else None
         return data

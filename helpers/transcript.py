@@ -16,7 +16,7 @@ from typing import Iterable
 
 from dateutil import parser as _dateparser  # matplotlib's dependency, already installed
 
-__all__ = ["Turn", "parse_when", "read_transcript", "read_transcript_file", "MARKER"]
+__all__ = ["Turn", "parse_when", "read_transcript", "read_transcript_file", "number_conversations", "MARKER"]
 
 MARKER = re.compile(r"^\s*\(?\s*conversation\s+on\s+(?P<date>[^()]+?)\s*\)?\s*$", re.I)
 
@@ -88,11 +88,11 @@ def read_transcript(lines: Iterable[str], name: str = "<transcript>") -> list[Tu
         speaker = item.get("speaker")
         turns.append(Turn(item["role"], item["content"], ts, max(conversation, 0),
                           speaker if isinstance(speaker, str) and speaker.strip() else None))
-    _split_by_day(turns)
+    number_conversations(turns)
     return turns
 
 
-def _split_by_day(turns: list[Turn]) -> None:
+def number_conversations(turns: list[Turn]) -> None:
     """Without markers, a turn whose `ts` is on a later day than the previous turn opens a new conversation."""
     if any(t.conversation for t in turns):
         return
