@@ -58,9 +58,15 @@ def memory_share(policy: BudgetPolicy, best_similarity: float | None, lexical_ma
     return (policy.strong_share, "strong") if strong else (policy.weak_share, "weak")
 
 
-def window_suffix(window: list[dict], tokens: int) -> list[dict]:
-    """The newest whole exchanges of `window` within `tokens`; the last exchange always (helpers.window.trim)."""
-    return trim(window, max(0, int(tokens)))[0] if window else []
+def window_suffix(window: list[dict], tokens: int, framing: int = 0) -> list[dict]:
+    """The newest whole exchanges of `window` within `tokens` (each message + `framing`); the last exchange always."""
+    if not window:
+        return []
+    return trim(window, max(0, int(tokens)), lambda m: (m.get("tokens") or 0) + framing)[0]
+
+
+def _cost(messages: list[dict], framing: int) -> int:
+    return sum((m.get("tokens") or 0) + framing for m in messages)
 
 
 def _key(hit) -> tuple:
@@ -70,27 +76,28 @@ def _key(hit) -> tuple:
 
 def plan(window: list[dict], summary_tokens: int, hits: list, budget: int, *, session_id: str,
          block_tokens: Callable[[list], int], pack: Callable[[list, int], list],
-         expand: Callable[[list, int, set], list] | None = None,
-         policy: BudgetPolicy = BudgetPolicy()) -> tuple[list[dict], bool, list, Split]:
+         expand: Callable[[list, int, set], list] | None = None, policy: BudgetPolicy = BudgetPolicy(),
+         framing: int = 0) -> tuple[list[dict], bool, list, Split]:
     """Allocate `budget` tokens: (window messages to send, send the summary?, memories to send, the split).
 
     `hits` are ranked candidates; `pack(hits, tokens)` chooses those that fit; `block_tokens(hits)` counts
     the memory block; `expand(packed, tokens, exclude)` may add neighbouring turns. Memories that are
-    already in the sent window, by (session_id, seq), are never sent twice.
+    already in the sent window, by (session_id, seq), are never sent twice. Each window message costs its
+    stored tokens plus `framing` (the role markers the API adds around every message).
     """
     split = Split(budget=budget)
-    last = window_suffix(window, 0)
+    last = window_suffix(window, 0, framing)
     last_keys = {(session_id, m.get("seq")) for m in last}
     candidates = [h for h in hits if _key(h) not in last_keys]
-    rest = max(0, budget - sum(m.get("tokens") or 0 for m in last))
+    rest = max(0, budget - _cost(last, framing))
     best_sim = max((h.similarity for h in candidates if h.similarity is not None), default=None)
     lexical = any((h.lexical or 0) > 0 for h in candidates)
     share, split.evidence = memory_share(policy, best_sim, lexical) if candidates else (0.0, "none")
     split.memory_cap = int(rest * share)
     first = pack(candidates, split.memory_cap)
     used = block_tokens(first) if first else 0
-    sent = window_suffix(window, budget - used)
-    sent_tokens = sum(m.get("tokens") or 0 for m in sent)
+    sent = window_suffix(window, budget - used, framing)
+    sent_tokens = _cost(sent, framing)
     left = budget - sent_tokens - used
     split.summary_sent = bool(summary_tokens) and summary_tokens <= left
     summary_used = summary_tokens if split.summary_sent else 0

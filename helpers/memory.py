@@ -511,14 +511,18 @@ def _explain_store(err: BaseException) -> str:
 __all__ += ["VectorMemory"]
 
 
+REQUEST_FRAMING = 12  # tokens the Messages API adds around a request (roles, separators), kept off the budget
+MESSAGE_FRAMING = 4   # tokens it adds per message (role marker and separator), counted with each window message
+
+
 class VectorMemory(BoundedMemory):
     """Bounded memory plus long-term vector memory: per-user facts and past turns, retrieved per query.
 
     Per turn: retrieve facts and earlier turns for the user's message (hybrid ranking, this user only) →
     pack them by value per token → inject them in the system prompt, dated, beside the rolling summary →
     the bounded turn → store both turns (speaker, date) and extract facts (inline, or on a background
-    worker). With `context_budget`, one budget covers window + summary + memories and is allocated by
-    evidence (helpers.budget); else the window has `budget` and memories `memory_budget`.
+    worker). With `context_budget`, one budget covers the whole request (persona, summary, memories, window,
+    new message), allocated by evidence (helpers.budget); else the window has `budget`, memories `memory_budget`.
     Taught in 05_vector_memory.
     """
 
@@ -527,7 +531,7 @@ class VectorMemory(BoundedMemory):
     def __init__(self, client, settings: Settings | None = None, *, store, index=None, facts=None,
                  memory_budget: int | None = None, k: int = 8, mode: str = "hybrid", background: bool = False,
                  embedder=None, half_life_days: float | None = None, context_budget: int | None = None,
-                 policy=None, packing=None, units: str = "turns", candidates: int = 40, **kwargs):
+                 policy=None, packing=None, units: str = "turns", candidates: int = 100, **kwargs):
         from .budget import BudgetPolicy
         from .longterm import Packing
 
@@ -614,13 +618,15 @@ class VectorMemory(BoundedMemory):
         summary = session.get("summary") or ""
         with_summary, persona_only = self.system_prompt({"summary": summary}), self.system_prompt({})
         summary_tokens = self._count(with_summary) - self._count(persona_only) if summary else 0
+        # the budget is the whole request: persona and the new message come off it first
+        room = max(0, self.context_budget - self._count(persona_only) - self._count(text) - REQUEST_FRAMING)
         sent, summary_sent, packed, split = plan(
-            session["window"], summary_tokens, hits, self.context_budget, session_id=self.session_id,
+            session["window"], summary_tokens, hits, room, session_id=self.session_id,
             block_tokens=lambda h: self._count("\n\n" + self._block(h, session)), pack=self._pack(session),
-            expand=expand, policy=self.policy)
+            expand=expand, policy=self.policy, framing=MESSAGE_FRAMING)
         block = self._block(packed, session)
         self._last_hits, self._last_block, self._split = packed, block, split
-        unsent = window_tokens(session["window"]) - split.window
+        unsent = window_tokens(session["window"]) - window_tokens(sent)
         self._delta = split.memories - unsent - (0 if summary_sent else summary_tokens)
         system = self.system_prompt(session if summary_sent else {**session, "summary": ""}, block)
         return {"model": self.model, "max_tokens": self.max_tokens, "system": system,
@@ -704,7 +710,7 @@ class VectorMemory(BoundedMemory):
         gauge = self._gauge(session, self._count("\n\n" + self._last_block) if self._last_hits else 0)
         if self._split is not None:  # what the last request sent, within the one context budget
             gauge.update({"window": self._split.window, "summary": self._split.summary,
-                          "memories": self._split.memories, "budget": self.context_budget,
+                          "memories": self._split.memories, "budget": self._split.budget,
                           "memory_cap": self._split.memory_cap, "evidence": self._split.evidence})
         elif self.context_budget is not None:
             gauge.update({"budget": self.context_budget, "memory_cap": 0, "evidence": "no question yet"})
