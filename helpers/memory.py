@@ -553,6 +553,7 @@ class VectorMemory(BoundedMemory):
         self.context_budget = context_budget
         self.policy, self.packing = policy or BudgetPolicy(), packing or Packing()
         self.k, self.mode, self.units, self.candidates = k, mode, units, candidates
+        self.lexical_weight: float | None = None  # None: the index's LEXICAL_WEIGHT
         self.worker = FactWorker(handler=self._remember_job) if background else None
         self._retry: list[tuple] = []
         self._last_hits: list = []
@@ -578,7 +579,7 @@ class VectorMemory(BoundedMemory):
                                                   since_seq=session.get("conversation_start"))
 
     def _search(self, text: str, limit: int) -> list:
-        return self.index.search(self.user_id, text, k=limit, mode=self.mode)
+        return self.index.search(self.user_id, text, k=limit, mode=self.mode, lexical_weight=self.lexical_weight)
 
     def retrieve(self, text: str, session: dict | None = None) -> tuple[str, list]:
         """The memory block for `text` within `memory_budget` and the hits in it (none already in the window)."""
