@@ -9,7 +9,7 @@ pieces instead of a few long ones. Each turn is an `episode` memory whose text s
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Callable
 
@@ -174,24 +174,35 @@ def with_neighbours(index: "MemoryIndex", user_id: str, packed: list[Hit], budge
                     wanted.append(key)
     if not wanted:
         return packed
-    query = {"user_id": check_user_id(user_id), "kind": "episode", "active": True,
-             "$or": [{"source.session_id": s, "source.seq": q} for s, q in wanted]}
-    found = {(d["source"]["session_id"], d["source"]["seq"]): d
-             for d in index.store.memories.find(query, {"embedding": 0})}
+    found = _turns_at(index, user_id, set(wanted))
     result = list(packed)
-    for key in wanted:
-        doc = found.get(key)
-        if doc is None:
+    used = count(format_block(result, session_id=session_id, since_seq=since_seq))
+    days = {_header(h, session_id, since_seq) for h in result}
+    for key in wanted:  # add by estimate (line + newline, + a date line when new), verify once at the end
+        hit = found.get(key)
+        if hit is None:
             continue
-        hit = Hit(str(doc["_id"]), "episode", doc.get("text", ""), 0.0, _aware(doc.get("created_at")),
-                  doc.get("source"), _aware(doc.get("updated_at")))
-        trial = [*result, replace(hit, score=0.0)]
-        if count(format_block(trial, session_id=session_id, since_seq=since_seq)) <= budget_tokens:
-            result = trial
+        day = _header(hit, session_id, since_seq)
+        cost = count(_line(hit)) + 1 + (0 if day in days else count(day) + 1)
+        if used + cost <= budget_tokens:
+            result.append(hit)
+            days.add(day)
+            used += cost
+    while len(result) > len(packed) and count(format_block(result, session_id=session_id,
+                                                           since_seq=since_seq)) > budget_tokens:
+        result.pop()  # BPE is not exactly additive: drop the last neighbours added
     return result
 
 
-def _aware(value: datetime | None) -> datetime | None:
-    if value is None:
-        return None
-    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
+def _turns_at(index: "MemoryIndex", user_id: str, keys: set[tuple]) -> dict[tuple, Hit]:
+    """The user's active episode memories at these (session_id, seq) sources, from the index's cache."""
+    user_id = check_user_id(user_id)
+    out = {}
+    with index._lock:
+        rows = index._rows(user_id)
+        for row in range(rows.n):
+            source = rows.sources[row] or {}
+            key = (source.get("session_id"), source.get("seq"))
+            if key in keys and rows.active[row] and rows.kinds[row] == "episode":
+                out[key] = rows.hit(row, 0.0)
+    return out

@@ -20,7 +20,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["imported", "score", "share_curve", "plot_share_curve"]
 
 
-def imported(conv: "Conversation", *, settings=None, store=None, budget: int = 2000) -> "VectorMemory":
+def imported(conv: "Conversation", *, settings=None, store=None, budget: int = 2000, client=None,
+             user_id: str | None = None) -> "VectorMemory":
     """A vector-stage memory with `conv` imported (dated, through the same path as `--import`)."""
     from .config import load_settings
     from .cost import simulation_client
@@ -30,8 +31,9 @@ def imported(conv: "Conversation", *, settings=None, store=None, budget: int = 2
 
     settings = settings or load_settings()
     store = store or mongomock_store(f"split-{conv.user_id}")
-    memory = VectorMemory(simulation_client(settings), settings, store=store, user_id=conv.user_id,
-                          session_id=f"{conv.user_id}-study", context_budget=budget)
+    user_id = user_id or conv.user_id
+    memory = VectorMemory(client or simulation_client(settings), settings, store=store, user_id=user_id,
+                          session_id=f"{user_id}-study", context_budget=budget)
     memory.import_turns(read_transcript(conv.jsonl_lines(), conv.user_id))
     return memory
 

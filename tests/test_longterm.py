@@ -104,3 +104,18 @@ def test_another_sessions_memory_is_not_hidden_by_a_window_seq(settings):
     second.turn("Hello again!")  # seqs 1 and 2 of session b are now in its window, like the memory's in session a
     block, hits = second.retrieve("What is my locker combination?", second.load(create=False))
     assert "4411" in block and any((h.source or {}).get("session_id") == "a" for h in hits)
+
+
+def test_neighbour_expansion_adds_the_turn_after_a_hit_when_room_is_left(settings):
+    from helpers.longterm import with_neighbours
+
+    store = mongomock_store()
+    index = MemoryIndex(store)
+    index_turns(index, "u", "s", [TurnUnit(7, "user", "Guess where we are going in June?", START, "Caroline"),
+                                  TurnUnit(8, "assistant", "Lisbon! We booked it yesterday.", START, "Melanie"),
+                                  TurnUnit(9, "user", "Unrelated chatter about rain.", START, "Caroline")])
+    top = [h for h in index.search("u", "Where are we going in June?", k=3) if h.source["seq"] == 7]
+    grown = with_neighbours(index, "u", top, 400, count_text_tokens, exclude={("s", 6)})
+    assert [h.source["seq"] for h in grown] == [7, 8]  # seq 6 does not exist; 8 follows the hit
+    assert with_neighbours(index, "u", top, 400, count_text_tokens, packing=Packing(neighbours=0)) == top
+    assert with_neighbours(index, "u", top, 400, count_text_tokens, exclude={("s", 8)}) == top
