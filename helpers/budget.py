@@ -22,7 +22,7 @@ __all__ = ["BudgetPolicy", "Split", "memory_share", "window_suffix", "plan"]
 class BudgetPolicy:
     """The knobs of the allocation; chosen on the tuning half of `python -m helpers.bench longmem`."""
 
-    strong_share: float = 0.8       # memories' share of the rest when the evidence is strong
+    strong_share: float = 0.9       # memories' share of the rest when the evidence is strong (tuned)
     weak_share: float = 0.25        # ... when it is weak
     strong_similarity: float = 0.45  # cosine of the best hit that counts as strong evidence
 

@@ -70,7 +70,7 @@ def index_turns(index: "MemoryIndex", user_id: str, session_id: str, units: list
 class Packing:
     """How hits are chosen for a budget: value per token^cost_power, a relevance floor, neighbour expansion."""
 
-    cost_power: float = 0.5        # 0: by rank only; 1: by value per token
+    cost_power: float = 1.0        # 0: by rank only; 1: by value per token (tuned)
     min_relevance: float = 0.0     # skip hits below this share of the best hit's relevance
     neighbours: int = 1            # turns before/after a hit to add when budget is left (0: none)
     neighbour_value: float = 0.5   # a neighbour's value as a share of its hit's
