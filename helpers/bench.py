@@ -551,7 +551,7 @@ def _budget_list(text: str) -> tuple[int, ...]:
 
 def run_longmem_cmd(args: argparse.Namespace) -> int:
     """`longmem`: recall and tokens per question on long dated conversations, every method at the same budgets."""
-    from .longmem import format_table, load_split, run_longmem
+    from .longmem import format_markdown, format_table, load_split, run_longmem
 
     methods = tuple(m.strip() for m in args.methods.split(",")) if args.methods else None
     progress = (lambda msg: print(msg, file=sys.stderr, flush=True)) if args.progress else None
@@ -563,7 +563,7 @@ def run_longmem_cmd(args: argparse.Namespace) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     result["split"] = args.split
-    print(json.dumps(result) if args.json else format_table(result))
+    print(json.dumps(result) if args.json else format_markdown(result) if args.markdown else format_table(result))
     return 0
 
 
@@ -582,6 +582,7 @@ def _add_longmem(sub) -> None:
                    help="store for the project stages: fresh in-memory stores (default) or the CLI's own store")
     p.add_argument("--details", action="store_true", help="with --json: every question's outcome per method")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    p.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     p.add_argument("--progress", action="store_true", help="say what runs on stderr")
     p.set_defaults(func=run_longmem_cmd)
 

@@ -31,7 +31,7 @@ from .longmem_data import CATEGORIES, Conversation, Question, corpus, write_json
 from .scoring import gold_in_request
 from .vector import bm25_tokens
 
-__all__ = ["BASELINES", "STAGES", "METHODS", "BM25", "rrf", "run_longmem", "format_table"]
+__all__ = ["BASELINES", "STAGES", "METHODS", "BM25", "rrf", "run_longmem", "format_table", "format_markdown"]
 
 BASELINES = ("last_turns", "bm25", "embeddings", "hybrid")
 STAGES = ("bounded", "vector")
@@ -269,6 +269,18 @@ def format_table(result: dict) -> str:
         lines.append(f"{row['budget'] or '-':>6} {row['method']:>11} {row['recall']:>7.1%} {c['single-hop']:>7.1%} "
                      f"{c['multi-hop']:>6.1%} {c['temporal']:>9.1%} {c['open-domain']:>6.1%} "
                      f"{row['tokens_per_question']:>9,.0f}")
+    return "\n".join(lines)
+
+
+def format_markdown(result: dict) -> str:
+    """The rows as a Markdown table (for docs and notebooks): recall overall and by category, tokens/question."""
+    lines = ["| budget | method | recall | single-hop | multi-hop | temporal | open-domain | tokens/question |",
+             "|---:|---|---:|---:|---:|---:|---:|---:|"]
+    for row in sorted(result["rows"], key=lambda r: (r["budget"] or 0, METHODS.index(r["method"]))):
+        c = row["by_category"]
+        lines.append(f"| {row['budget'] or '-'} | {row['method']} | {row['recall']:.1%} | {c['single-hop']:.1%} | "
+                     f"{c['multi-hop']:.1%} | {c['temporal']:.1%} | {c['open-domain']:.1%} | "
+                     f"{row['tokens_per_question']:,.0f} |")
     return "\n".join(lines)
 
 

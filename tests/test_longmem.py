@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from helpers.bench import answer_in_request, main as bench_main
-from helpers.longmem import BM25, METHODS, rrf, run_longmem
+from helpers.longmem import BM25, METHODS, format_markdown, format_table, rrf, run_longmem
 from helpers.longmem_data import CATEGORIES, SPLITS, corpus, date_forms, generate, write_jsonl
 from helpers.scoring import gold_in_request, mentions
 
@@ -136,6 +136,14 @@ def test_baselines_stay_within_the_budget_and_more_budget_never_hurts_retrieval(
             assert all(d["tokens"] <= budget for d in rows[(method, budget)]["details"]), (method, budget)
         assert rows[(method, 900)]["recall"] >= rows[(method, 300)]["recall"]
     assert rows[("embeddings", 900)]["recall"] > rows[("last_turns", 300)]["recall"]
+
+
+def test_tables_show_every_row(tiny):
+    _conv, result = tiny
+    text, markdown = format_table(result), format_markdown(result)
+    assert len(text.splitlines()) == 2 + len(result["rows"])
+    assert len(markdown.splitlines()) == 2 + len(result["rows"])
+    assert "| 300 | embeddings |" in markdown and "100.0%" in text.splitlines()[2]  # full transcript row first
 
 
 def test_bench_longmem_rejects_bad_arguments(capsys):
