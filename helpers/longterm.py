@@ -72,7 +72,7 @@ class Packing:
 
     cost_power: float = 1.0        # 0: by rank only; 1: by value per token (tuned)
     min_relevance: float = 0.0     # skip hits below this share of the best hit's relevance
-    neighbours: int = 1            # turns before/after a hit to add when budget is left (0: none)
+    neighbours: int = 0            # turns before/after a hit to add when budget is left (0: none; tuned)
     neighbour_value: float = 0.5   # a neighbour's value as a share of its hit's
 
 

@@ -115,7 +115,8 @@ def test_neighbour_expansion_adds_the_turn_after_a_hit_when_room_is_left(setting
                                   TurnUnit(8, "assistant", "Lisbon! We booked it yesterday.", START, "Melanie"),
                                   TurnUnit(9, "user", "Unrelated chatter about rain.", START, "Caroline")])
     top = [h for h in index.search("u", "Where are we going in June?", k=3) if h.source["seq"] == 7]
-    grown = with_neighbours(index, "u", top, 400, count_text_tokens, exclude={("s", 6)})
+    one = Packing(neighbours=1)
+    grown = with_neighbours(index, "u", top, 400, count_text_tokens, packing=one, exclude={("s", 6)})
     assert [h.source["seq"] for h in grown] == [7, 8]  # seq 6 does not exist; 8 follows the hit
     assert with_neighbours(index, "u", top, 400, count_text_tokens, packing=Packing(neighbours=0)) == top
-    assert with_neighbours(index, "u", top, 400, count_text_tokens, exclude={("s", 8)}) == top
+    assert with_neighbours(index, "u", top, 400, count_text_tokens, packing=one, exclude={("s", 8)}) == top
