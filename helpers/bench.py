@@ -16,6 +16,7 @@ from typing import Callable
 from . import memory as _memory  # noqa: F401  (imported so its strategies register themselves)
 from .config import load_settings
 from .cost import CostLedger, available_strategies, make_strategy, simulate, simulation_client
+from .scoring import answer_in_request, mentions
 from .scripts import TRIP_PERSONA, trip_script
 
 __all__ = ["main", "build_parser", "run_cost", "measure_overhead", "measure_load", "answer_in_request", "SUBCOMMANDS"]
@@ -357,14 +358,6 @@ def _add_load(sub) -> None:
 
 # ---------------------------------------------------------------------------- recall
 
-def answer_in_request(request: dict, answer: str) -> bool:
-    """Whether `answer` appears (case-insensitively) anywhere the model would read: system or messages."""
-    context = (request.get("system") or "") + "\n" + "\n".join(
-        m["content"] if isinstance(m["content"], str) else json.dumps(m["content"], ensure_ascii=False)
-        for m in request["messages"])
-    return answer.lower() in context.lower()
-
-
 RECALL_STRATEGIES = ("naive", "last_k", "bounded", "facts_only", "episodic_only", "vector_only", "lexical_only",
                      "hybrid", "bounded_vector", "bounded_hybrid")
 
@@ -413,7 +406,7 @@ def measure_recall(turns: int = 150, *, budget: int = 300, summary_max_tokens: i
         def build(question):
             ranked = vector.index.search("vector", question, k=20, kinds=kinds, mode=mode)
             answer = next(a for _k, q, a in questions if q == question)
-            found = [i for i, h in enumerate(ranked, 1) if answer.lower() in h.text.lower()]
+            found = [i for i, h in enumerate(ranked, 1) if mentions(h.text, answer)]
             ranks.setdefault(name, {})[question] = found[0] if found else None
             hits = vector.index.search("vector", question, k=8, kinds=kinds, mode=mode)
             block = format_memories(pack(hits, memory_budget))
@@ -543,9 +536,61 @@ def _add_compare(sub) -> None:
     p.set_defaults(func=run_compare)
 
 
+# ---------------------------------------------------------------------------- longmem (issue 13)
+
+def _budget_list(text: str) -> tuple[int, ...]:
+    """An argparse type: comma-separated positive token budgets, e.g. 1000,2000,4000."""
+    try:
+        budgets = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of whole numbers") from None
+    if not budgets or min(budgets) < 1:
+        raise argparse.ArgumentTypeError(f"budgets must be positive whole numbers, got {text!r}")
+    return budgets
+
+
+def run_longmem_cmd(args: argparse.Namespace) -> int:
+    """`longmem`: recall and tokens per question on long dated conversations, every method at the same budgets."""
+    from .longmem import format_markdown, format_table, load_split, run_longmem
+
+    methods = tuple(m.strip() for m in args.methods.split(",")) if args.methods else None
+    progress = (lambda msg: print(msg, file=sys.stderr, flush=True)) if args.progress else None
+    try:
+        kwargs = {"methods": methods} if methods else {}
+        result = run_longmem(load_split(args.split), args.budgets, store=args.store, progress=progress,
+                             details=args.details, **kwargs)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    result["split"] = args.split
+    print(json.dumps(result) if args.json else format_markdown(result) if args.markdown else format_table(result))
+    return 0
+
+
+def _add_longmem(sub) -> None:
+    p = sub.add_parser("longmem", help="long multi-session conversations: recall vs raw-turn baselines per budget",
+                       description="Answer-in-request recall and tokens per question for the whole transcript, "
+                                   "last turns, BM25/embeddings/hybrid over raw turns and the project stages, "
+                                   "at the same total token budgets. Tune on --split tune, report --split report.")
+    p.add_argument("--split", choices=("tune", "report", "all"), default="report",
+                   help="tune: conversations 0-2 (choose parameters here); report: 3-5 (held out); default report")
+    p.add_argument("--budgets", type=_budget_list, default=(1000, 2000, 4000), metavar="B1,B2,...",
+                   help="total request tokens per question (default 1000,2000,4000)")
+    p.add_argument("--methods", default=None, metavar="M1,M2,...",
+                   help="subset of full,last_turns,bm25,embeddings,hybrid,bounded,vector (default all)")
+    p.add_argument("--store", choices=("memory", "local"), default="memory",
+                   help="store for the project stages: fresh in-memory stores (default) or the CLI's own store")
+    p.add_argument("--details", action="store_true", help="with --json: every question's outcome per method")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    p.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    p.add_argument("--progress", action="store_true", help="say what runs on stderr")
+    p.set_defaults(func=run_longmem_cmd)
+
+
 # ---------------------------------------------------------------------------- entry point
 
-SUBCOMMANDS: list[Callable] = [_add_cost, _add_overhead, _add_recall, _add_compare, _add_retrieval, _add_load]
+SUBCOMMANDS: list[Callable] = [_add_cost, _add_overhead, _add_recall, _add_compare, _add_retrieval, _add_load,
+                               _add_longmem]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -34,7 +34,9 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--session-file", default=".session_id",
                        help="file holding the session id (created if missing; delete it to start over)")
     group.add_argument("--user", default="default", help="user id: sessions and memories are kept per user")
-    group.add_argument("--budget", type=positive_int, default=None, help="window budget in tokens (default WINDOW_BUDGET_TOKENS)")
+    group.add_argument("--budget", type=positive_int, default=None,
+                       help="bounded: window budget in tokens (default WINDOW_BUDGET_TOKENS); vector: one context "
+                            "budget for window + summary + memories (default CONTEXT_BUDGET_TOKENS)")
     group.add_argument("--summary-max-tokens", type=positive_int, default=None, help="cap on the rolling summary in tokens")
     group.add_argument("--memory-budget", type=positive_int, default=None,
                        help="tokens of retrieved long-term memory per request (vector; default MEMORY_BUDGET_TOKENS)")
@@ -44,7 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
                          help="print the exact JSON request the next turn would send for TEXT (nothing is sent or saved)")
     actions.add_argument("--rebuild", action="store_true", help="recompute window and summary from the logs")
     actions.add_argument("--import", dest="import_file", metavar="FILE.jsonl",
-                         help="append a transcript ({role, content} per line) without calling the chat model")
+                         help="append a transcript ({role, content[, ts, speaker]} per line; '(conversation on DATE)' lines "
+                              "date what follows) without calling the chat model")
     return parser
 
 
@@ -64,31 +67,28 @@ def _make_memory(args, settings, client):
 
         store = open_store(settings)
         cls = VectorMemory if args.stage == "vector" else BoundedMemory
-        extra = {}
-        if args.stage == "vector":  # the embedder follows the same settings (VOYAGE_API_KEY / EMBEDDER, env or .env)
-            from . import embeddings
+        if args.stage == "vector":  # one context budget, allocated per question (helpers.budget)
+            from . import embeddings  # the embedder follows the same settings (VOYAGE_API_KEY / EMBEDDER, env or .env)
 
-            extra = {"memory_budget": args.memory_budget, "embedder": embeddings.get_embedder(settings)}
+            extra = {"memory_budget": args.memory_budget, "context_budget": args.budget or settings.context_budget,
+                     "embedder": embeddings.get_embedder(settings)}
+            budget = None
+        else:
+            extra, budget = {}, args.budget
         return cls(client, settings, store=store, user_id=args.user, session_file=args.session_file,
-                   budget=args.budget, summary_max_tokens=args.summary_max_tokens, system=args.system, **extra)
+                   budget=budget, summary_max_tokens=args.summary_max_tokens, system=args.system, **extra)
     cls = {"stateless": StatelessMemory, "history": HistoryMemory}[args.stage]
     return cls(client, settings, system=args.system)
 
 
-def _read_jsonl(path: str) -> list[dict]:
-    turns = []
-    with open(path, encoding="utf-8") as handle:
-        for n, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-            except ValueError as err:
-                raise SystemExit(f"{path}:{n}: not valid JSON ({err})") from None
-            if not isinstance(item, dict) or item.get("role") not in ("user", "assistant") or "content" not in item:
-                raise SystemExit(f"{path}:{n}: expected {{\"role\": \"user\"|\"assistant\", \"content\": ...}}")
-            turns.append({"role": item["role"], "content": item["content"]})
-    return turns
+def _read_jsonl(path: str) -> list:
+    """The transcript's turns (helpers.transcript: optional `ts`, `speaker` and `(conversation on DATE)` lines)."""
+    from .transcript import read_transcript_file
+
+    try:
+        return read_transcript_file(path)
+    except ValueError as err:
+        raise SystemExit(str(err)) from None
 
 
 def _one_shot(args, memory) -> int | None:
@@ -100,7 +100,8 @@ def _one_shot(args, memory) -> int | None:
     elif args.rebuild:
         result = memory.rebuild()
     elif args.import_file:
-        result = memory.import_turns(args.turns if hasattr(args, "turns") else _read_jsonl(args.import_file))
+        turns = args.turns if hasattr(args, "turns") else _read_jsonl(args.import_file)
+        result = memory.import_turns(turns if args.stage == "vector" else [t.message() for t in turns])
     else:
         return None
     print(json.dumps(result, indent=2, ensure_ascii=False, default=str))

@@ -77,6 +77,7 @@ class Settings:
     window_budget: int = 400           # tokens of recent messages kept verbatim (04)
     summary_max_tokens: int = 300      # cap on the rolling summary (04)
     memory_budget: int = 400           # tokens of retrieved long-term memory per request (05)
+    context_budget: int = 2000         # vector stage: one budget for window + summary + memories (05)
     reply_max_tokens: int = 400        # max_tokens for a chat reply
     offline_context_window: int = 200_000  # the offline model's context window in tokens (03 sets it small)
     max_retries: int = 3               # SDK retries for 429/5xx/timeouts, with backoff and jitter
@@ -142,6 +143,7 @@ def load_settings(env: dict | None = None, dotenv_path: str | os.PathLike | None
         window_budget=_int(merged, "WINDOW_BUDGET_TOKENS", 400),
         summary_max_tokens=_int(merged, "SUMMARY_MAX_TOKENS", 300),
         memory_budget=_int(merged, "MEMORY_BUDGET_TOKENS", 400),
+        context_budget=_int(merged, "CONTEXT_BUDGET_TOKENS", 2000),
         reply_max_tokens=_int(merged, "REPLY_MAX_TOKENS", 400),
         offline_context_window=_int(merged, "OFFLINE_CONTEXT_WINDOW", 200_000),
         max_retries=_int(merged, "MAX_RETRIES", 3, minimum=0, maximum=MAX_RETRIES_LIMIT),

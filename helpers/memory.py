@@ -622,13 +622,19 @@ def _explain_store(err: BaseException) -> str:
 __all__ += ["VectorMemory"]
 
 
-class VectorMemory(BoundedMemory):
-    """Bounded memory plus long-term vector memory: per-user facts and past exchanges, retrieved per query.
+REQUEST_FRAMING = 12  # tokens the Messages API adds around a request (roles, separators), kept off the budget
+MESSAGE_FRAMING = 4   # tokens it adds per message (role marker and separator), counted with each window message
 
-    Per turn: retrieve facts and episodes for the user's message (hybrid ranking, this user only) → pack
-    them into `memory_budget` tokens → inject them in the system prompt, marked as dated data, beside the
-    rolling summary → the bounded turn → store the exchange as an episode and extract its facts (inline,
-    or on a background worker). Taught in 05_vector_memory.
+
+class VectorMemory(BoundedMemory):
+    """Bounded memory plus long-term vector memory: per-user facts and past turns, retrieved per query.
+
+    Per turn: retrieve facts and earlier turns for the user's message (hybrid ranking, this user only) →
+    pack them by value per token → inject them in the system prompt, dated, beside the rolling summary →
+    the bounded turn → store both turns (speaker, date) and extract facts (inline, or on a background
+    worker). With `context_budget`, one budget covers the whole request (persona, summary, memories, window,
+    new message), allocated by evidence (helpers.budget); else the window has `budget`, memories `memory_budget`.
+    Taught in 05_vector_memory.
     """
 
     stage = "vector"
@@ -636,7 +642,17 @@ class VectorMemory(BoundedMemory):
 
     def __init__(self, client, settings: Settings | None = None, *, store, index=None, facts=None,
                  memory_budget: int | None = None, k: int = 8, mode: str = "hybrid", background: bool = False,
-                 embedder=None, half_life_days: float | None = None, **kwargs):
+                 embedder=None, half_life_days: float | None = None, context_budget: int | None = None,
+                 policy=None, packing=None, units: str = "turns", candidates: int = 100, **kwargs):
+        from .budget import BudgetPolicy
+        from .longterm import Packing
+
+        if units not in ("turns", "exchanges"):
+            raise ValueError(f"units must be 'turns' or 'exchanges', got {units!r}")
+        if context_budget is not None and (not isinstance(context_budget, int) or context_budget < 1):
+            raise ValueError(f"context_budget must be a positive int (CONTEXT_BUDGET_TOKENS), got {context_budget!r}")
+        if context_budget is not None and not kwargs.get("budget"):
+            kwargs["budget"] = context_budget  # the stored window may hold the whole budget; each request chooses
         super().__init__(client, settings, store=store, **kwargs)
         from .facts import FactMemory, FactWorker
         from .vector import MemoryIndex
@@ -646,33 +662,94 @@ class VectorMemory(BoundedMemory):
         self.facts = facts or FactMemory(store, self.index.embedder, client, self.settings, self.ledger,
                                          index=self.index)
         self.memory_budget = memory_budget or self.settings.memory_budget
-        self.k, self.mode = k, mode
+        self.context_budget = context_budget
+        self.policy, self.packing = policy or BudgetPolicy(), packing or Packing()
+        self.k, self.mode, self.units, self.candidates = k, mode, units, candidates
+        self.lexical_weight: float | None = None  # None: the index's LEXICAL_WEIGHT
         self.worker = FactWorker(handler=self._remember_job) if background else None
         self._retry: list[tuple] = []
         self._last_hits: list = []
+        self._last_block, self._delta, self._split = "", 0, None
         self.stats.update({"memory_failures": 0, "memory_skipped": 0, "memory_s": 0.0})
 
     # -- retrieval and the request
-    def retrieve(self, text: str, session: dict | None = None) -> tuple[str, list]:
-        """The memory block for `text` and the hits in it (episodes already in the window are skipped)."""
-        from .vector import format_memories, pack
+    def _count(self, text: str) -> int:
+        """Tokens of `text` as the model in use counts them: live, `count_tokens` (cached per text); offline,
+        the offline model's own tokenizer directly (the numbers its count_tokens gives, without a round trip)."""
+        from .llm import is_offline
 
-        in_window = {m.get("seq") for m in (session or {}).get("window", [])}
-        hits = self.index.search(self.user_id, text, k=self.k + len(in_window), mode=self.mode)
-        hits = [h for h in hits if not (h.kind == "episode" and (h.source or {}).get("seq") in in_window)]
-        packed = pack(hits[: self.k], self.memory_budget, count=self._count_text)
-        return format_memories(packed), packed
+        if is_offline(self.client):
+            from .tokens import local_tokens
+
+            return local_tokens(text)
+        return self._count_text(text)
+
+    def _block(self, hits: list, session: dict) -> str:
+        from .longterm import format_block
+
+        return format_block(hits, session_id=self.session_id, since_seq=session.get("conversation_start"))
+
+    def _pack(self, session: dict):
+        from .longterm import pack_by_value
+
+        return lambda hits, tokens: pack_by_value(hits, tokens, self._count, packing=self.packing,
+                                                  session_id=self.session_id,
+                                                  since_seq=session.get("conversation_start"))
+
+    def _search(self, text: str, limit: int) -> list:
+        return self.index.search(self.user_id, text, k=limit, mode=self.mode, lexical_weight=self.lexical_weight)
+
+    def retrieve(self, text: str, session: dict | None = None) -> tuple[str, list]:
+        """The memory block for `text` within `memory_budget` and the hits in it (none already in the window)."""
+        session = session or {}
+        in_window = {(self.session_id, m.get("seq")) for m in session.get("window", [])}
+        hits = [h for h in self._search(text, self.k + len(in_window))
+                if ((h.source or {}).get("session_id"), (h.source or {}).get("seq")) not in in_window]
+        packed = self._pack(session)(hits[: self.k], self.memory_budget)
+        return self._block(packed, session), packed
 
     def system_prompt(self, session: dict, block: str | None = None) -> str:
         base = super().system_prompt(session)
         return f"{base}\n\n{block}" if block else base
 
     def _request_for(self, session: dict, text: str) -> dict:
-        block, hits = self.retrieve(text, session)
-        self._last_hits, self._last_block = hits, block
-        request = super()._request_for(session, text)
-        request["system"] = self.system_prompt(session, block)
-        return request
+        if self.context_budget is None:
+            block, hits = self.retrieve(text, session)
+            self._last_hits, self._last_block, self._split = hits, block, None
+            self._delta = self._count("\n\n" + block) if block else 0
+            request = super()._request_for(session, text)
+            request["system"] = self.system_prompt(session, block)
+            return request
+        return self._planned_request(session, text)
+
+    def _planned_request(self, session: dict, text: str) -> dict:
+        """One context budget: window suffix, summary and memories chosen by helpers.budget.plan."""
+        from .budget import plan
+        from .longterm import with_neighbours
+
+        since = session.get("conversation_start")
+
+        def expand(packed, tokens, exclude):
+            return with_neighbours(self.index, self.user_id, packed, tokens, self._count, packing=self.packing,
+                                   exclude=exclude, session_id=self.session_id, since_seq=since)
+
+        hits = self._search(text, self.candidates)
+        summary = session.get("summary") or ""
+        with_summary, persona_only = self.system_prompt({"summary": summary}), self.system_prompt({})
+        summary_tokens = self._count(with_summary) - self._count(persona_only) if summary else 0
+        # the budget is the whole request: persona and the new message come off it first
+        room = max(0, self.context_budget - self._count(persona_only) - self._count(text) - REQUEST_FRAMING)
+        sent, summary_sent, packed, split = plan(
+            session["window"], summary_tokens, hits, room, session_id=self.session_id,
+            block_tokens=lambda h: self._count("\n\n" + self._block(h, session)), pack=self._pack(session),
+            expand=expand, policy=self.policy, framing=MESSAGE_FRAMING)
+        block = self._block(packed, session)
+        self._last_hits, self._last_block, self._split = packed, block, split
+        unsent = window_tokens(session["window"]) - window_tokens(sent)
+        self._delta = split.memories - unsent - (0 if summary_sent else summary_tokens)
+        system = self.system_prompt(session if summary_sent else {**session, "summary": ""}, block)
+        return {"model": self.model, "max_tokens": self.max_tokens, "system": system,
+                "messages": [*(strip_meta(m) for m in sent), {"role": "user", "content": text}]}
 
     def _count_text(self, text: str) -> int:
         """Tokens of `text` as the model counts them (`count_tokens`, live or offline), cached per text."""
@@ -684,11 +761,11 @@ class VectorMemory(BoundedMemory):
         return cache[text]
 
     def _memory_tokens(self) -> int:
-        block = getattr(self, "_last_block", "")
-        return self._count_text("\n\n" + block) if block else 0
+        """How many more (or fewer) tokens this turn's request has than persona + summary + stored window."""
+        return self._delta
 
     def _base_tokens(self, session: dict) -> int:
-        # persona + summary (counted once, then tracked by deltas) plus this turn's memory block
+        # persona + summary (counted once, then tracked by deltas) plus this turn's memory block and choices
         return super()._base_tokens(session) + self._memory_tokens()
 
     def _place(self, session: dict, exchange: list[dict], base: int | None) -> tuple[dict, dict]:
@@ -697,14 +774,23 @@ class VectorMemory(BoundedMemory):
 
     def _commit(self, session: dict, exchange: list[dict], base: int) -> tuple[dict, dict]:
         saved, info = super()._commit(session, exchange, base)
-        if self.worker is None:  # long-term memory is written once, after the exchange is committed
+        # long-term memory is written once, after the exchange is committed (an import writes it in batches)
+        if self.worker is None and not getattr(self, "_importing", False):
             self._remember_committed(saved, exchange)
         return saved, info
 
     # -- writing long-term memory
+    def _index_turns(self, exchange: list[dict], when=None) -> None:
+        from .longterm import TurnUnit, index_turns
+
+        if self.units == "turns":
+            units = [TurnUnit(m["seq"], m["role"], text_of(m), m.get("ts") or when, m.get("speaker"))
+                     for m in exchange if m.get("seq") is not None]
+            index_turns(self.index, self.user_id, self.session_id, units)
+
     def _remember_job(self, user_id: str, messages: list[dict], source: dict) -> None:
         try:
-            self.facts.remember(user_id, messages, source)
+            self.facts.remember(user_id, messages, source, episode=self.units == "exchanges")
         except Exception:
             self._retry.append((user_id, messages, source))  # retried on the next turn: nothing is lost
             raise
@@ -725,17 +811,27 @@ class VectorMemory(BoundedMemory):
             self.store.sessions.update_one(key, {"$inc": {"facts_skipped": given_up}})
 
     def _remember_now(self, pending: list[dict], exchange: list[dict]) -> tuple[list[dict], int]:
-        """Store episodes and facts for earlier failures and this exchange; returns (what to retry, how many given up).
+        """Store turns, episodes and facts for earlier failures and this exchange; returns (what to retry, how many
+        given up).
 
         Any error (model, embedder, database) keeps the item for a later turn, up to FACTS_PENDING_MAX items;
         a non-retryable model error (400/401/403/404) is given up on and counted, never retried forever.
         """
+        t0 = time.perf_counter()
         todo = [*pending, {"messages": [strip_meta(m) for m in exchange], "seq": exchange[0].get("seq")}]
         left, given_up = [], 0
-        t0 = time.perf_counter()
+        try:
+            self._index_turns(exchange)  # no model call; an embedder or database error is retried with the facts
+        except Exception:  # noqa: BLE001 - nothing here may lose the committed turn
+            self.stats["memory_failures"] += 1
+            todo[-1]["turns"] = [strip_meta(m) | {"seq": m.get("seq")} for m in exchange]
         for item in todo:
             try:
-                self.facts.remember(self.user_id, item["messages"], {"session_id": self.session_id, "seq": item["seq"]})
+                if item.get("turns"):
+                    self._index_turns(item["turns"])
+                    item.pop("turns")
+                self.facts.remember(self.user_id, item["messages"], {"session_id": self.session_id, "seq": item["seq"]},
+                                    episode=self.units == "exchanges")
             except Exception as err:  # noqa: BLE001 - nothing here may lose the committed turn
                 self.stats["memory_failures"] += 1
                 if isinstance(err, anthropic.APIError) and not is_retryable(err):
@@ -755,9 +851,14 @@ class VectorMemory(BoundedMemory):
                 self.worker.submit(*self._retry.pop(0))
         result = super().turn(text)
         if self.worker is not None:
-            exchange = [{"role": "user", "content": text}, {"role": "assistant", "content": result.reply}]
-            self.worker.submit(self.user_id, exchange, {"session_id": self.session_id, "seq": result.extra["user_seq"]})
+            exchange = [{"role": "user", "content": text, "seq": result.extra["user_seq"]},
+                        {"role": "assistant", "content": result.reply, "seq": result.extra["assistant_seq"]}]
+            self._index_turns(exchange)
+            self.worker.submit(self.user_id, [strip_meta(m) for m in exchange],
+                               {"session_id": self.session_id, "seq": result.extra["user_seq"]})
         result.extra["retrieved"] = [h.to_dict() for h in self._last_hits]
+        if self._split is not None:
+            result.extra["split"] = self._split.to_dict()
         return result
 
     def close(self) -> None:
@@ -771,15 +872,31 @@ class VectorMemory(BoundedMemory):
         data["memories"] = [h.to_dict() for h in self.facts.active(self.user_id)]
         data["retrieved"] = [h.to_dict() for h in self._last_hits]
         data["memory_budget"] = self.memory_budget
+        data["context_budget"] = self.context_budget
         data["facts_pending"] = len(session.get("facts_pending", []))
         data["facts_skipped"] = session.get("facts_skipped") or 0
-        data["gauge"] = self._gauge(session, self._memory_tokens() if self._last_hits else 0)
+        gauge = self._gauge(session, self._count("\n\n" + self._last_block) if self._last_hits else 0)
+        if self._split is not None:  # what the last request sent, within the one context budget
+            gauge.update({"window": self._split.window, "summary": self._split.summary,
+                          "memories": self._split.memories, "budget": self._split.budget,
+                          "memory_cap": self._split.memory_cap, "evidence": self._split.evidence})
+        elif self.context_budget is not None:
+            gauge.update({"budget": self.context_budget, "memory_cap": 0, "evidence": "no question yet"})
+        data["gauge"] = gauge
+        data["split"] = self._split.to_dict() if self._split is not None else None
         return data
 
-    def import_turns(self, turns: list[dict]) -> dict:
-        """Import as BoundedMemory does, and also store each imported exchange's episode and facts."""
-        self._last_block, self._last_hits = "", []
-        result = super().import_turns(turns)
+    def import_turns(self, turns: list) -> dict:
+        """Import a (dated) transcript in one batch: logs, one fold of window + summary, turns and facts indexed.
+
+        `turns` are {role, content} dicts (optionally `ts`, `speaker`, `conversation`) or
+        helpers.transcript.Turn; their times become the memories' dates. No chat-model call; one summary
+        call; fact extraction over several exchanges per call (helpers.importer).
+        """
+        from .importer import import_dated
+
+        self._last_block, self._last_hits, self._delta, self._split = "", [], 0, None
+        result = import_dated(self, turns)
         result["memories"] = [h.to_dict() for h in self.facts.active(self.user_id)]
         return result
 

@@ -57,7 +57,8 @@ def gauge_html(gauge: dict) -> str:
     parts = {name: gauge.get(name) for name in ("system", "summary", "memories", "window")}
     known = {name: int(v) for name, v in parts.items() if isinstance(v, (int, float)) and v > 0}
     budget = gauge.get("budget")
-    fixed = sum(v for name, v in known.items() if name != "window")
+    shared = "memory_cap" in gauge  # one context budget covers summary + memories + window (helpers.budget)
+    fixed = sum(v for name, v in known.items() if name == "system" or (name != "window" and not shared))
     total = sum(known.values())
     # The window has room up to its budget after the fixed parts; the bar shows that room.
     scale = max(total, fixed + budget if budget else total, 1)
@@ -68,7 +69,7 @@ def gauge_html(gauge: dict) -> str:
     marker = ""
     if budget:
         left = min(100.0, 100 * (fixed + budget) / scale)
-        marker = (f'<div title="window budget" style="position:absolute;left:{left:.2f}%;top:-3px;bottom:-3px;'
+        marker = (f'<div title="{"context" if shared else "window"} budget" style="position:absolute;left:{left:.2f}%;top:-3px;bottom:-3px;'
                   'border-left:2px dashed #e53935"></div>')
     bar = (f'<div style="position:relative;display:flex;height:14px;border-radius:3px;'
            f'background:var(--jp-layout-color3,#eee);margin:4px 0">{segments}{marker}</div>')
@@ -76,15 +77,18 @@ def gauge_html(gauge: dict) -> str:
     def label(name: str) -> str:
         value = parts[name]
         shown = "?" if value is None else f"{int(value):,}"
-        if name == "window" and budget:
+        if name == "window" and budget and not shared:
             shown += f" / {int(budget):,}"
+        if name == "memories" and shared:
+            shown += f" (up to {int(gauge['memory_cap']):,}, {_esc(str(gauge.get('evidence', '')))} evidence)"
         swatch = f'<span style="display:inline-block;width:9px;height:9px;background:{_GAUGE_COLOURS[name]}"></span>'
         return (f'<span class="gte-gauge-label-{name}" style="display:inline-block;white-space:nowrap;'
                 f'margin-right:8px">{swatch} {name} {shown}</span>')
 
     legend = "".join(label(name) for name in parts)
     note = f'<div style="{_MUTED}">≈ {total:,} input tokens before the new message'
-    note += f"; window budget {int(budget):,} (dashed line)</div>" if budget else "</div>"
+    scope = "context budget (summary + memories + window)" if shared else "window budget"
+    note += f"; {scope} {int(budget):,} (dashed line)</div>" if budget else "</div>"
     return bar + f"<div>{legend}</div>" + note
 
 
@@ -380,8 +384,14 @@ def _memory_line(m: Any) -> str:
     if not isinstance(m, dict):
         return _esc(_short(m))
     meta = []
-    if isinstance(m.get("score"), (int, float)):
+    if isinstance(m.get("similarity"), (int, float)):  # cosine to the question: comparable across turns
+        meta.append(f"similarity {m['similarity']:.2f}")
+    elif isinstance(m.get("lexical"), (int, float)) and m["lexical"] > 0:
+        meta.append(f"BM25 {m['lexical']:.1f}")
+    elif isinstance(m.get("score"), (int, float)) and m["score"] > 0:
         meta.append(f"score {m['score']:.2f}")
+    elif m.get("score") == 0 and m.get("kind") == "episode":
+        meta.append("neighbour of a hit")
     if m.get("created_at"):
         meta.append(str(m["created_at"])[:16])
     kind = f'<span class="gte-kind-{_esc(m.get("kind", ""))}" style="{_MUTED}">[{_esc(m.get("kind", "memory"))}]</span> '

@@ -5,10 +5,13 @@ import os
 import subprocess
 import sys
 
+from datetime import datetime, timezone
+
 import pytest
 
 from helpers.config import load_settings
 from helpers.llm import get_client
+from helpers.longterm import day_label
 from helpers.memory import BoundedMemory, VectorMemory
 from helpers.prompts import MEMORY_OPEN, SCOUT_PERSONA
 from helpers.scripts import trip_script
@@ -64,7 +67,8 @@ def test_retrieved_memories_are_dated_data_inside_the_budget(settings):
     result = memory.turn("What is my favorite color?")
     system = result.request["system"]
     block = system[system.index(MEMORY_OPEN):]
-    assert "data, not instructions" in block and "[20" in block
+    today = day_label(datetime.now(timezone.utc))
+    assert "data, not instructions" in block and f"[{today} · earlier in this conversation]" in block
     from helpers.offline_model import count_text_tokens
     assert count_text_tokens(block) <= 120
     assert result.extra["retrieved"] and "teal" in result.reply

@@ -286,6 +286,24 @@ def test_gauge_html_scales_to_the_budget():
     assert "system ?" in gauge_html({"system": None, "summary": 0, "memories": 0, "window": 0, "budget": None})
 
 
+def test_retrieved_panel_shows_similarity_not_the_fused_rank_score():
+    retrieved = [{"text": "My sister Priya lives in Pasadena.", "kind": "episode", "score": 0.0245, "similarity": 0.71},
+                 {"text": "She is a nurse.", "kind": "episode", "score": 0.0}]
+    w, _ = stub_widget(state={"stage": "vector", "retrieved": retrieved})
+    html = w.retrieved_view.value
+    assert "similarity 0.71" in html and "0.02" not in html and "neighbour of a hit" in html
+
+
+def test_gauge_shows_the_context_budget_split():
+    gauge = {"system": 50, "summary": 0, "memories": 1200, "window": 700, "budget": 2000, "memory_cap": 1500,
+             "evidence": "strong"}
+    html = gauge_html(gauge)
+    widths = {m[0]: float(m[1]) for m in re.findall(r'gte-gauge-(\w+)" title="[^"]*" style="width:([\d.]+)%', html)}
+    assert widths["memories"] == pytest.approx(100 * 1200 / 2050, abs=0.01)  # the budget covers memories + window
+    assert "memories 1,200 (up to 1,500, strong evidence)" in html and "context budget" in html
+    assert "window 700 / 2,000" not in html
+
+
 def test_rejects_a_non_memory():
     with pytest.raises(TypeError, match="turn"):
         ChatWidget(object())

@@ -1,0 +1,99 @@
+"""`--import` for the vector stage: a dated transcript in one batch, times kept. Taught in 05_vector_memory.
+
+Plumbing you can skip: what it adds to `BoundedMemory.import_turns` is speed (one fold of window and
+summary, one embedding batch for all turns, fact extraction over several exchanges per call) and time
+(each turn's `ts`, or its conversation's date, becomes its memory's date).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import anthropic
+
+from .conversation import group_exchanges, strip_meta, text_of, validate_messages
+from .longterm import TurnUnit, index_turns
+from .transcript import Turn, number_conversations, parse_when
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .memory import VectorMemory
+
+__all__ = ["import_dated", "as_turns", "IMPORT_FACT_BATCH"]
+
+IMPORT_FACT_BATCH = 8  # exchanges per fact-extraction call during an import
+
+
+def as_turns(turns: list[Any]) -> list[Turn]:
+    """Turn objects from `Turn`s or {role, content[, ts, speaker, conversation]} dicts (ts: ISO 8601 or datetime)."""
+    out = []
+    for i, item in enumerate(turns):
+        if isinstance(item, Turn):
+            out.append(item)
+            continue
+        if not isinstance(item, dict):
+            raise ValueError(f"turns[{i}]: expected a dict with 'role' and 'content', got {type(item).__name__}")
+        ts = item.get("ts")
+        if isinstance(ts, str):
+            ts = parse_when(ts)
+        elif ts is not None and not isinstance(ts, datetime):
+            raise ValueError(f"turns[{i}]: ts must be an ISO 8601 string or a datetime, got {ts!r}")
+        out.append(Turn(item.get("role"), item.get("content"), ts, int(item.get("conversation") or 0),
+                        item.get("speaker")))
+    number_conversations(out)  # without conversation numbers, a new day starts a new conversation
+    return out
+
+
+def import_dated(memory: "VectorMemory", turns: list[Any]) -> dict:
+    """Append a transcript to `memory`'s session without chat-model calls; returns counts and the new state."""
+    items = as_turns(turns)
+    validate_messages([t.message() for t in items])
+    store, user, sid = memory.store, memory.user_id, memory.session_id
+    messages: list[dict] = []
+    for t in items:
+        tokens = memory._tokens_of_text(text_of(t.message()))
+        extra = {"imported": True, "conversation": t.conversation, "ts": t.ts, "speaker": t.speaker}
+        seq = store.append_log(user, sid, t.role, t.content, status="pending", tokens=tokens,
+                               extra={k: v for k, v in extra.items() if v is not None})
+        messages.append({"role": t.role, "content": t.content, "tokens": tokens, "seq": seq})
+    memory._importing = True
+    try:  # one fold: the window keeps the newest turns, one summary call covers everything older
+        session = memory.load()
+        memory._commit(session, messages, memory._base_tokens(session))
+    finally:
+        memory._importing = False
+    # entries the summary could not take stay "unsummarised" (--rebuild recovers them)
+    store.set_log_status(user, sid, [m["seq"] for m in messages], "ok", only_if_status="pending")
+    if memory.units == "turns":
+        index_turns(memory.index, user, sid, [TurnUnit(m["seq"], t.role, text_of(m), t.ts, t.speaker)
+                                              for m, t in zip(messages, items)])
+    pending = _extract_facts(memory, messages, items)
+    starts: dict[int, tuple[int, datetime | None]] = {}
+    for m, t in zip(messages, items):
+        starts.setdefault(t.conversation, (m["seq"], t.ts))
+    fields = {"conversation_start": starts[max(starts)][0] if starts else None,
+              "conversations": [{"conversation": n, "first_seq": seq, "date": ts} for n, (seq, ts) in sorted(starts.items())]}
+    for _ in range(memory.MAX_SAVE_ATTEMPTS):
+        session = memory.load()
+        fields["facts_pending"] = [*session.get("facts_pending", []), *pending]
+        if store.save_session(user, sid, session["version"], fields) is not None:
+            break
+    return {"imported": len(messages), "conversations": len(starts), "facts_pending": len(fields["facts_pending"]),
+            **memory.state()}
+
+
+def _extract_facts(memory: "VectorMemory", messages: list[dict], items: list[Turn]) -> list[dict]:
+    """Extract facts over IMPORT_FACT_BATCH exchanges per call; a failed call's exchanges wait in facts_pending."""
+    when = {m["seq"]: t.ts for m, t in zip(messages, items)}
+    groups = group_exchanges(messages)
+    pending = []
+    for start in range(0, len(groups), IMPORT_FACT_BATCH):
+        chunk = [m for group in groups[start:start + IMPORT_FACT_BATCH] for m in group]
+        source = {"session_id": memory.session_id, "seq": chunk[0]["seq"]}
+        plain = [strip_meta(m) for m in chunk]
+        try:
+            memory.facts.extract_and_store(memory.user_id, plain, source, now=when.get(chunk[-1]["seq"]))
+        except anthropic.APIError:
+            memory.stats["memory_failures"] += 1
+            pending.append({"messages": plain, "seq": chunk[0]["seq"]})
+    return pending
