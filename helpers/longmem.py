@@ -154,6 +154,12 @@ def _baseline_builders(ctx: _Ctx, conv: Conversation) -> dict[str, Callable[[Que
         s = bm25.scores(q.text)
         return [int(i) for i in np.argsort(-s, kind="stable") if s[i] > 0]
 
+    def lexical_filled(q: Question) -> list[int]:
+        # what a user of plain BM25 would send: the matching turns, then the newest others, up to the budget
+        hits = lexical(q)
+        matched = set(hits)
+        return hits + [i for i in newest if i not in matched]
+
     def semantic(q: Question) -> list[int]:
         return [int(i) for i in np.argsort(-(turn_vecs @ question_vecs[q.text]), kind="stable")]
 
@@ -161,7 +167,7 @@ def _baseline_builders(ctx: _Ctx, conv: Conversation) -> dict[str, Callable[[Que
     costs = [count_text_tokens("\n" + _line(t)) for t in conv.turns]  # one line's tokens in the block
     return {
         "last_turns": lambda q, b: _fill(ctx, conv, costs, newest, q.text, b, contiguous=True),
-        "bm25": lambda q, b: _fill(ctx, conv, costs, lexical(q), q.text, b, contiguous=False),
+        "bm25": lambda q, b: _fill(ctx, conv, costs, lexical_filled(q), q.text, b, contiguous=False),
         "embeddings": lambda q, b: _fill(ctx, conv, costs, semantic(q), q.text, b, contiguous=False),
         "hybrid": lambda q, b: _fill(ctx, conv, costs, rrf(lexical(q), semantic(q)), q.text, b, contiguous=False),
     }

@@ -74,7 +74,7 @@ def test_side_effects_happen_once_per_committed_exchange_under_forced_conflicts(
     assert calls_clean["summary"] > 0 and calls_clean["extraction"] > len(TURNS)
     # old code: every conflict re-ran the summary merge and the fact extraction (4x the calls)
     assert calls_conflicted == calls_clean
-    assert docs_conflicted["kinds"] == docs_clean["kinds"] and docs_clean["kinds"]["episode"] == len(TURNS)
+    assert docs_conflicted["kinds"] == docs_clean["kinds"] and docs_clean["kinds"]["episode"] == 2 * len(TURNS)  # one per turn
     assert check_consistency(memory.store, "maya", "s1", budget=60) == []
 
 
