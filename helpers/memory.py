@@ -351,7 +351,8 @@ class BoundedMemory(_Base):
                 result = merge_summary(self.client, self.settings.summary_model, session.get("summary", ""), to_merge,
                                        max_tokens=self.summary_max_tokens,
                                        extraction_model=self.settings.extraction_model, ledger=self.ledger,
-                                       check_retention=self.check_retention)
+                                       check_retention=self.check_retention,
+                                       known_facts=session.get("facts") or [])
             except anthropic.APIError as err:
                 # Not lost: the dropped turns wait in `pending` (and in the logs) for a later merge.
                 self.stats["summary_failures"] += 1
@@ -366,7 +367,7 @@ class BoundedMemory(_Base):
                 fields.update({
                     "summary": result.summary, "summary_tokens": result.tokens, "pending": [],
                     "summary_covers": {"first_seq": first, "last_seq": last, "count": covers["count"] + len(to_merge)},
-                    "retention": result.retention, "missing": result.missing,
+                    "retention": result.retention, "missing": result.missing, "facts": result.facts,
                 })
                 # The system prompt grew or shrank by the summary's change; the first summary needs one count.
                 fields["base_tokens"] = ((base + result.tokens - old_summary_tokens) if session.get("summary")

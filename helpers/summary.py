@@ -10,6 +10,8 @@ import anthropic
 
 from . import prompts
 from .conversation import text_of
+from .retention import check_retention as _check
+from .retention import fact_present
 
 __all__ = [
     "SummaryResult",
@@ -20,12 +22,6 @@ __all__ = [
     "merge_summary",
     "system_with_summary",
 ]
-
-_GENERIC = set(
-    "the a an is are was of to in on at and or user user's users their they them has have likes like loves love "
-    "lives live works work as name named called favorite favourite color colour is with for from".split()
-)
-
 
 def format_turns(messages: list[dict]) -> str:
     """Messages as plain `User: …` / `Assistant: …` lines (what the summariser and extractor read)."""
@@ -69,25 +65,6 @@ def extract_facts(client: anthropic.Anthropic, model: str, messages: list[dict],
     return [f.strip() for f in facts if isinstance(f, str) and f.strip()]
 
 
-def _words(text: str) -> list[str]:
-    return re.findall(r"[\w$€£'-]+", text.lower())
-
-
-def fact_present(fact: str, summary: str) -> bool:
-    """Whether a fact sentence survives in the summary: its distinctive words (names, numbers) all appear,
-    and at least half of its other content words do."""
-    have = set(_words(summary))
-    raw = re.findall(r"[\w$€£'-]+", fact)
-    distinctive = [w.lower() for i, w in enumerate(raw) if (w[0].isupper() and i > 0 and w.lower() not in _GENERIC)
-                   or any(ch.isdigit() for ch in w)]
-    content = [w for w in _words(fact) if w not in _GENERIC and w not in distinctive]
-    if any(w not in have for w in distinctive):
-        return False
-    if not content:
-        return bool(distinctive)
-    return sum(w in have for w in content) >= max(1, len(content) / 2)
-
-
 @dataclass
 class SummaryResult:
     """A merged summary with its exact size, retention score and what it covers."""
@@ -107,30 +84,34 @@ class SummaryResult:
 
 def merge_summary(client: anthropic.Anthropic, model: str, old_summary: str, dropped: list[dict], *,
                   max_tokens: int, extraction_model: str | None = None, ledger=None,
-                  check_retention: bool = True) -> SummaryResult:
-    """Merge `dropped` into `old_summary` with one summary call; check that the facts stated in `dropped`
-    survive, and re-merge once naming any that were lost. Raises the SDK's errors (the caller keeps
-    `dropped` pending and retries on a later turn)."""
+                  check_retention: bool = True, known_facts: list[str] | None = None) -> SummaryResult:
+    """Merge `dropped` into `old_summary` with one summary call, then check the value words of every fact the
+    summary is responsible for: `known_facts` (from earlier merges) plus the facts stated in `dropped`.
+    Lost ones are named in one re-merge. `retention` is None when there was nothing to check. Raises the
+    SDK's errors (the caller keeps `dropped` pending and retries on a later turn)."""
     reply = client.messages.create(**summary_request(model, old_summary, dropped, max_tokens))
     _record(ledger, "summary", reply)
     summary = "".join(b.text for b in reply.content if b.type == "text").strip()
     tokens, calls = reply.usage.output_tokens, 1
     if not check_retention:
         return SummaryResult(summary, tokens, calls=calls)
-    facts = extract_facts(client, extraction_model or model, dropped, ledger)
+    new = extract_facts(client, extraction_model or model, dropped, ledger)
     calls += 1 if any(m["role"] == "user" for m in dropped) else 0
-    missing = [f for f in facts if not fact_present(f, summary)]
+    facts = list(dict.fromkeys([*(known_facts or []), *new]))
+    check = _check(facts, summary)
     remerged = False
-    if missing:
-        retry = client.messages.create(**summary_request(model, old_summary, dropped, max_tokens, must_keep=missing))
+    # Re-merge only when this merge lost something (a new fact, or one the old summary still had); facts
+    # lost earlier stay counted as lost but do not cost a second call on every later merge.
+    if any(f in new or fact_present(f, old_summary) for f in check.lost):
+        retry = client.messages.create(**summary_request(model, old_summary, dropped, max_tokens,
+                                                         must_keep=check.lost))
         _record(ledger, "summary", retry)
         calls += 1
         candidate = "".join(b.text for b in retry.content if b.type == "text").strip()
-        still = [f for f in facts if not fact_present(f, candidate)]
-        if len(still) <= len(missing):
-            summary, tokens, missing, remerged = candidate, retry.usage.output_tokens, still, True
-    retention = 1.0 if not facts else (len(facts) - len(missing)) / len(facts)
-    return SummaryResult(summary, tokens, facts, missing, retention, remerged, calls)
+        second = _check(facts, candidate)
+        if len(second.lost) <= len(check.lost):
+            summary, tokens, check, remerged = candidate, retry.usage.output_tokens, second, True
+    return SummaryResult(summary, tokens, facts, check.lost, check.score, remerged, calls)
 
 
 _BLOCK_TAG = re.compile(r"<\s*/?\s*(?:conversation_summary|remembered_memories)\s*>", re.I)

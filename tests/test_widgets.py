@@ -280,3 +280,15 @@ def test_gauge_html_scales_to_the_budget():
 def test_rejects_a_non_memory():
     with pytest.raises(TypeError, match="turn"):
         ChatWidget(object())
+
+
+def test_summary_panel_lists_lost_facts_and_says_n_a_when_nothing_was_checked():
+    lost = ["The user is allergic to peanuts.", "The user's dog is named Biscuit."]
+    w, _ = stub_widget(state={"summary": "The user likes teal.", "summary_tokens": 6, "retention": 1 / 3,
+                              "missing": lost})
+    w.refresh()
+    assert "retention 33%" in w.summary_view.value and "gte-lost" in w.summary_view.value
+    assert all(f"<li>{fact.replace(chr(39), '&#x27;')}</li>" in w.summary_view.value for fact in lost)
+    w, _ = stub_widget(state={"summary": "The user asked about beaches.", "summary_tokens": 6, "retention": None})
+    w.refresh()
+    assert "retention n/a" in w.summary_view.value and "gte-lost" not in w.summary_view.value
