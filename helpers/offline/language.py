@@ -1,0 +1,197 @@
+"""Words for the offline model: sentences, stems, synonyms, answer types. Plumbing behind 01_goldfish_stateless (you can skip this).
+
+Everything here is generic English handling (no knowledge of any script): a light suffix stemmer,
+small synonym groups for common verbs and question words, and detectors for the kind of word a
+question asks for (a time, a number, a place, a name).
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "WORD",
+    "sentences",
+    "words",
+    "stem",
+    "content_stems",
+    "related",
+    "STOPWORDS",
+    "PERSON_NOUNS",
+    "has_answer_type",
+    "proper_names",
+]
+
+WORD = re.compile(r"[A-Za-z0-9$€£][A-Za-z0-9$€£'’:.,/-]*[A-Za-z0-9]|[A-Za-z0-9]")
+
+STOPWORDS = frozenset(
+    "a an the and or but if then so to of in on at for with about from by as is are was were be been being am "
+    "i i'm i've i'd i'll me my mine myself you you're your yours we we're our ours us it it's its this that these "
+    "those what what's which who who's whom whose when where where's why how do does did done can could should would "
+    "will shall may might must have has had not no yes please tell give some any more most very just also really "
+    "there here than too much many few get got let lets let's ok okay hi hello hey thanks thank "
+    "going go good nice things thing something anything into over again remind remember know recall "
+    "told tell said say mention mentioned by way btw oh well actually anyway he she his her him they them their "
+    "user user's users the user's you've you'd you'll don't doesn't didn't am is isn't aren't wasn't "
+    "up out off all one ever still now currently".split()
+)
+
+# Words that name people (or animals) in someone's life: the subject of "my sister ... she".
+PERSON_NOUNS = frozenset(
+    "sister brother mother father mom mum dad mommy daddy parent parents wife husband partner spouse son daughter "
+    "child children kid kids baby friend friends cousin aunt uncle niece nephew grandmother grandfather grandma "
+    "grandpa granddaughter grandson boss manager colleague coworker co-worker roommate flatmate neighbor neighbour "
+    "boyfriend girlfriend fiance fiancee fiancé fiancée twin stepmother stepfather stepson stepdaughter teacher "
+    "doctor dentist therapist coach mentor landlord assistant dog cat puppy kitten pet horse bird parrot rabbit "
+    "hamster sibling siblings in-law mother-in-law father-in-law sister-in-law brother-in-law family team".split()
+)
+
+# Synonym groups: words a question may use for what a statement says in other words.
+_GROUPS = [
+    "live reside home house stay base move hometown apartment flat address locate from city town",
+    "work job employ profession career occupation company office employer firm gig",
+    "name call",
+    "eat food meal diet vegetarian vegan meat cook dish restaurant lunch dinner breakfast snack cuisine",
+    "avoid not no never without skip allergic allergy intolerant hate dislike can't cannot don't",
+    "like love enjoy favorite favourite prefer fan adore fond",
+    "hate dislike can't stand detest",
+    "age old year born",
+    "birthday born birth",
+    "phone number code pin password combination",
+    "car drive vehicle",
+    "pet dog cat puppy kitten",
+    "marry married wife husband partner spouse",
+    "study school university college major degree student",
+    "travel trip fly flight visit vacation holiday journey",
+    "meet meeting appointment",
+    "speak language",
+    "cost price pay budget spend dollar money afford",
+    "arrive land get reach",
+    "leave depart",
+    "play sport instrument",
+    "allergic allergy allergies react",
+    "drink coffee tea beer wine alcohol",
+    "book booking reservation reserve reserved table",
+    "hotel stay room",
+]
+
+_IRREGULAR = {
+    "lives": "live", "lived": "live", "living": "live", "went": "go", "gone": "go", "ate": "eat", "eaten": "eat",
+    "children": "child", "kids": "kid", "wives": "wife", "people": "person", "men": "man", "women": "woman",
+    "born": "born", "flew": "fly", "flown": "fly", "flies": "fly", "drove": "drive", "driven": "drive",
+    "spoke": "speak", "spoken": "speak", "met": "meet", "left": "leave", "paid": "pay", "bought": "buy",
+    "got": "get", "made": "make", "took": "take", "taken": "take", "has": "have", "had": "have", "is": "be",
+    "was": "be", "were": "be", "are": "be", "am": "be", "does": "do", "did": "do", "studies": "study",
+    "studied": "study", "allergies": "allergy", "favourite": "favorite", "colour": "color", "colours": "color",
+    "neighbour": "neighbor", "mum": "mom", "moved": "move", "moving": "move", "called": "call", "named": "name",
+    "worked": "work", "working": "work", "works": "work", "stays": "stay", "stayed": "stay", "staying": "stay",
+    "married": "marry", "booked": "book", "reserved": "reserve", "reservations": "reservation",
+}
+
+
+def stem(word: str) -> str:
+    """A light stem: 'lives', 'living', 'lived' → 'liv'; 'sister's' → 'sister'."""
+    w = word.lower().replace("’", "'")
+    if w.endswith("'s"):
+        w = w[:-2]
+    w = w.strip("'.,:")
+    w = _IRREGULAR.get(w, w)
+    if len(w) > 4 and w.endswith("ies"):
+        w = w[:-3] + "y"
+    elif len(w) > 5 and w.endswith("ing"):
+        w = w[:-3]
+        if len(w) > 2 and w[-1] == w[-2] and w[-1] not in "ls":
+            w = w[:-1]
+    elif len(w) > 4 and w.endswith("ed"):
+        w = w[:-2] if not w.endswith("eed") else w[:-1]
+        if len(w) > 2 and w[-1] == w[-2] and w[-1] not in "ls":
+            w = w[:-1]
+    elif len(w) > 4 and w.endswith(("ches", "shes", "xes", "sses")):
+        w = w[:-2]
+    elif len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        w = w[:-1]
+    if len(w) > 3 and w.endswith("e"):
+        w = w[:-1]
+    return w
+
+
+_SYN: dict[str, frozenset[str]] = {}
+for _group in _GROUPS:
+    _stems = frozenset(stem(w) for w in _group.split())
+    for _s in _stems:
+        _SYN[_s] = _SYN.get(_s, frozenset()) | _stems
+
+
+def related(a: str, b: str) -> bool:
+    """Two stems in one synonym group (not the same stem)."""
+    return a != b and b in _SYN.get(a, frozenset())
+
+
+def sentences(text: str) -> list[str]:
+    """Split text into sentences (and lines); keeps the end punctuation."""
+    out: list[str] = []
+    for line in text.replace("’", "'").splitlines():
+        for piece in re.split(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])", line.strip()):
+            piece = piece.strip()
+            if piece:
+                out.append(piece)
+    return out
+
+
+def words(text: str) -> list[str]:
+    """Word tokens (times like 7:45pm, codes like UA-1432 and $200 stay whole)."""
+    return [w.rstrip(".,:") or w for w in WORD.findall(text.replace("’", "'"))]
+
+
+def content_stems(text: str) -> list[str]:
+    """Stems of the words that carry meaning (stopwords dropped), in order, unique."""
+    seen: dict[str, None] = {}
+    for w in words(text):
+        lw = w.lower()
+        if lw in STOPWORDS:
+            continue
+        s = stem(lw)
+        if s and s not in STOPWORDS:
+            seen.setdefault(s, None)
+    return list(seen)
+
+
+_MONTHS = "january february march april may june july august september october november december jan feb mar apr jun jul aug sep sept oct nov dec"
+_DAYS = "monday tuesday wednesday thursday friday saturday sunday weekend weekday"
+_TIME_WORDS = frozenset((_MONTHS + " " + _DAYS + " tomorrow tonight today yesterday morning afternoon evening night noon "
+                         "midnight o'clock am pm week month year spring summer autumn fall winter christmas birthday "
+                         "dawn dusk sunrise sunset").split())
+_NUMBER_WORDS = frozenset("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+                          "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety "
+                          "hundred thousand million dozen half couple few several".split())
+_PLACE_PREP = re.compile(r"\b(?:in|at|near|to|from|on|by|outside|inside|downtown|abroad|overseas)\b", re.I)
+
+
+def proper_names(text: str) -> list[str]:
+    """Capitalised words that are not the first word of the text and not 'I'."""
+    toks = words(text)
+    out = []
+    for i, w in enumerate(toks):
+        if i == 0 or w in ("I", "I'm", "I've", "I'd", "I'll") or not w[:1].isupper():
+            continue
+        out.append(w)
+    return out
+
+
+def has_answer_type(kind: str, text: str, exclude: set[str]) -> bool:
+    """Whether `text` holds a word of the kind a question asks for, other than words in `exclude` (stems)."""
+    toks = [w for w in words(text) if stem(w) not in exclude]
+    lower = [w.lower() for w in toks]
+    if kind == "time":
+        return any(any(ch.isdigit() for ch in w) or w in _TIME_WORDS for w in lower)
+    if kind == "number":
+        return any(any(ch.isdigit() for ch in w) or w in _NUMBER_WORDS for w in lower)
+    if kind == "name":
+        return any(w[:1].isupper() for i, w in enumerate(toks) if i > 0 and w not in ("I", "I'm"))
+    if kind == "person":
+        return any((w[:1].isupper() and i > 0 and w not in ("I", "I'm")) or lw in PERSON_NOUNS
+                   for i, (w, lw) in enumerate(zip(toks, lower)))
+    if kind == "place":
+        names = proper_names(text)
+        return bool(_PLACE_PREP.search(text)) or any(stem(n) not in exclude for n in names)
+    return True

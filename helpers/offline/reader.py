@@ -1,0 +1,318 @@
+"""The offline model's reader: statements out of a request, and the one that answers a question. Plumbing behind 01_goldfish_stateless (you can skip this).
+
+1. Every statement in the request (system prompt with its summary and memory blocks, then every message)
+   is split into sentences and clauses, pronouns resolved ("my sister Priya ... she" → "my sister Priya").
+2. A question is read for what it asks: its content words (stemmed, with synonyms), the thing it is about
+   ("my sister", "Priya", or the user themself) and the kind of answer (who/where/when/how many).
+3. Statements are ranked by word overlap (plus MiniLM sentence similarity when the local model is there);
+   the best one that is about the same thing and holds the right kind of answer is said back in second
+   person. If none qualifies, the reader says so: it never answers from anywhere but the request.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+from dataclasses import dataclass, field
+
+from .language import PERSON_NOUNS, content_stems, has_answer_type, related, sentences, stem, words
+from .person import first_person, mentions, resolve_pronouns, strip_discourse, third_to_second, to_second
+
+__all__ = ["Statement", "Question", "statements_of", "read_question", "answer", "is_question", "split_clauses",
+           "render_second", "cosine"]
+
+
+@dataclass
+class Statement:
+    """One declarative sentence or clause from the request: its text, whose words (first/third person), its order."""
+
+    text: str
+    person: str          # "first": the user's own words; "third": about the user ("The user's ..."); "second": the assistant's
+    order: int
+    stems: frozenset[str] = field(default_factory=frozenset)
+    about: str = "user"  # "user", or the stem of the person/thing it is about ("sister", "priya")
+
+
+@dataclass
+class Question:
+    """What a question asks: content stems, what it is about, the kind of answer wanted."""
+
+    text: str
+    stems: list[str]
+    kind: str            # "time" | "number" | "place" | "person" | "name" | "any"
+    heads: list[str]     # stems the statement must mention ("sister" in "where does my sister live")
+    about_user: bool     # asks about the user themself ("where do I live")
+    personal: bool       # about the user or their people/things at all
+    advice: bool         # asks for a recommendation ("what should I ...")
+
+
+_QWORDS = {"what", "which", "who", "whom", "whose", "when", "where", "why", "how", "do", "does", "did", "is", "are",
+           "am", "was", "were", "can", "could", "should", "would", "will", "have", "has", "any", "tell", "remind"}
+_ADVICE = re.compile(r"\b(?:should|could|recommend|suggest|worth|ideas?|tips?|advice|can (?:i|we|you)|any good)\b", re.I)
+_PERSONAL = re.compile(r"\b(?:my|our|me|mine|ours)\b|\b(?:do|did|am|was|have|had|does|is|were|are|should|can|could|"
+                       r"would|will|must|shall|may|might)\s+(?:i|we)\b|"
+                       r"\b(?:i|we)\s+(?:told|said|mentioned)\b", re.I)
+
+
+def is_question(sentence: str) -> bool:
+    """A question: ends with '?' or starts with a question word."""
+    s = sentence.strip()
+    if s.endswith("?"):
+        return True
+    first = (words(s)[:1] or [""])[0].lower()
+    return first in ("what", "what's", "where", "where's", "when", "who", "who's", "which", "how") or \
+        bool(re.match(r"(?i)(?:do|does|did|can|could|would|will|is|are|am)\s+(?:you|i|we|my)\b", s))
+
+
+def split_clauses(sentence: str) -> list[str]:
+    """Clauses of a sentence that each have their own subject ("..., and she is a nurse")."""
+    parts = re.split(r"(?:,\s*|\s+)(?:and|but|while|whereas)\s+(?=(?:I|I'm|we|we're|she|he|they|my|our|it|"
+                     r"[A-Z][a-z]+)\b)|;\s*", sentence)
+    return [p.strip(" ,.") for p in parts if p and p.strip(" ,.")]
+
+
+def _kind(question: str) -> str:
+    q = question.lower().replace("’", "'")
+    if re.search(r"\bhow (?:many|much|old|long|far|often|tall|big)\b|\bwhat (?:number|amount|age|percentage)\b", q):
+        return "number"
+    if re.search(r"\bwhen\b|\bwhat (?:time|day|date|year|month)\b|\bwhich (?:day|date|month|year)\b", q):
+        return "time"
+    if re.search(r"\bwhere\b|\bwhat (?:city|town|country|place|neighbou?rhood|street|address)\b", q):
+        return "place"
+    if re.search(r"\bwho\b|\bwhom\b", q):
+        return "person"
+    if re.search(r"\bname\b|\bcalled\b", q):
+        return "name"
+    return "any"
+
+
+_DROP_FOR = {"time": {"time", "day", "date", "year", "month", "often"},
+             "number": {"number", "many", "much", "old", "long", "far", "amount", "age"},
+             "place": {"city", "town", "country", "place"}, "person": set(), "name": set(), "any": set()}
+_VAGUE_HEADS = {"favorite", "favourite", "own", "new", "old", "current", "usual", "first", "last", "main", "best",
+                "whole", "next", "little", "big", "older", "younger", "only", "late", "dear"}
+
+
+def read_question(text: str) -> Question:
+    """Read a question: stems to match, the things it is about, the kind of answer."""
+    kind = _kind(text)
+    drop = {stem(w) for w in _DROP_FOR[kind]} | {stem(w) for w in _QWORDS}
+    stems = [s for s in content_stems(text) if s not in drop]
+    heads: list[str] = []
+    for m in re.finditer(r"\b(?:my|our)\s+((?:[\w'-]+\s+){0,2}?[\w'-]+?)(?:'s\b|\s+(?:is|are|was|were|do|does|did|"
+                         r"live|lives|work|works|have|has|go|get|like|name|called|at|in|on|for|to|and)\b|[?.!,]|$)",
+                         text.replace("’", "'"), re.I):
+        phrase = [w for w in m.group(1).split() if w.lower() not in _VAGUE_HEADS]
+        if phrase:
+            heads.append(stem(phrase[-1]))
+    for name in re.findall(r"(?<!^)(?<![.?!]\s)\b[A-Z][a-z]+\b", text):
+        if name not in ("I",) and name.lower() not in _QWORDS:
+            heads.append(stem(name))
+    heads = [h for h in dict.fromkeys(heads) if h]
+    person_heads = [h for h in heads if h in {stem(p) for p in PERSON_NOUNS} or h[:1].isupper()]
+    about_user = not person_heads and bool(re.search(r"\b(?:i|me|we|us)\b", text, re.I))
+    personal = bool(_PERSONAL.search(text)) or bool(heads)
+    return Question(text, stems, kind, heads, about_user, personal, bool(_ADVICE.search(text)))
+
+
+# ------------------------------------------------------------------------------------------ statements
+
+_TAGGED = re.compile(r"<(conversation_summary|remembered_memories)>(.*?)</\1>", re.S)
+_DATE = re.compile(r"^\s*\[[^\]]*\]\s*(?:\([^)]*\)\s*)?")
+_PERSON_STEMS = frozenset(stem(p) for p in PERSON_NOUNS)
+
+
+def _about(text: str, person: str) -> str:
+    lead = strip_discourse(text)
+    owner = r"(?:my|our)" if person == "first" else (r"(?:the user's|user's)" if person == "third" else r"your")
+    m = re.match(rf"(?i){owner}\s+((?:[\w'-]+\s+){{0,2}}[\w'-]+)", lead)
+    if m:
+        for w in m.group(1).split():
+            if stem(w) in _PERSON_STEMS:
+                return stem(w)
+    m = re.match(r"([A-Z][a-z]+)\b", lead)
+    if m and m.group(1) not in ("I", "The", "My", "Our", "We", "You", "Your", "It", "This", "That", "There"):
+        return stem(m.group(1))
+    return "user"
+
+
+_NEG = re.compile(r"\b(?:no|not|never|without|none|nothing)\b|n't\b", re.I)
+
+
+def _stems(text: str) -> frozenset[str]:
+    """Content stems of a statement, plus 'not' when it negates (so 'avoid' can find 'no meat')."""
+    found = set(content_stems(text))
+    if _NEG.search(text.replace("’", "'")):
+        found.add("not")
+    return frozenset(found)
+
+
+def _add(out: list[Statement], text: str, person: str) -> None:
+    for sentence in resolve_pronouns([s for s in sentences(text) if not is_question(s)]):
+        clauses = split_clauses(sentence)
+        for piece in ([sentence] + clauses if len(clauses) > 1 else [sentence]):
+            piece = piece.strip()
+            if len(content_stems(piece)) < 1:
+                continue
+            if person == "first" and not first_person(piece) and _about(piece, person) == "user" \
+                    and not re.search(r"\b(?:she|he|they)\b", piece, re.I):
+                pass  # an impersonal remark by the user ("It was sunny") still counts as said
+            out.append(Statement(piece, person, len(out), _stems(piece), _about(piece, person)))
+
+
+def statements_of(system: str, messages: list[tuple[str, str]], *, include_last: bool = True) -> list[Statement]:
+    """All statements a request holds, oldest first: system prompt (blocks and user facts), then the messages."""
+    out: list[Statement] = []
+    for m in _TAGGED.finditer(system):
+        for line in m.group(2).splitlines():
+            line = _DATE.sub("", line).strip()
+            if not line or line.startswith(("A summary of the earlier", "Things remembered from")):
+                continue
+            _add_line(out, line)
+    rest = _TAGGED.sub("", system)
+    for line in rest.splitlines():
+        if re.search(r"\b(?:User|Assistant):", line) or re.search(r"\bthe user\b|\buser's\b", line, re.I):
+            for sentence in ([line] if "User:" in line else sentences(line)):
+                if "User:" in sentence or re.search(r"\bthe user\b|\buser's\b", sentence, re.I):
+                    _add_line(out, sentence)
+    last = len(messages) - 1
+    for i, (role, text) in enumerate(messages):
+        if role == "user" and (include_last or i != last):
+            _add(out, text, "first")
+    return out
+
+
+def _add_line(out: list[Statement], line: str) -> None:
+    turns = re.split(r"\b(User|Assistant):\s*", line)
+    if len(turns) > 1:
+        for who, said in zip(turns[1::2], turns[2::2]):
+            if who == "User":
+                _add(out, said, "first")
+        return
+    _add(out, line, "third" if re.search(r"\bthe user\b|\buser's\b", line, re.I) else "first")
+
+
+# ------------------------------------------------------------------------------------------ ranking
+
+_EMBED_LOCK = threading.Lock()
+
+
+@functools.lru_cache(maxsize=1)
+def _embedder():
+    try:
+        from ..embeddings import _shared_local
+        model = _shared_local()
+        model.embed(["warm up"])
+        return model
+    except Exception:  # noqa: BLE001 - no local model: the reader works on words alone
+        return None
+
+
+@functools.lru_cache(maxsize=20000)
+def _vector(text: str):
+    model = _embedder()
+    if model is None:
+        return None
+    with _EMBED_LOCK:
+        return model.embed([text])[0]
+
+
+def cosine(a: str, b: str) -> float:
+    """MiniLM cosine of two sentences (0.0 without the local model), rounded so results stay deterministic."""
+    va, vb = _vector(a), _vector(b)
+    if va is None or vb is None:
+        return 0.0
+    return round(float(va @ vb), 3)
+
+
+def _aliases(statements: list[Statement]) -> dict[str, set[str]]:
+    """Stems that name the same person: "my sister Priya" / "my sister's name is Priya" → sister ↔ priya."""
+    alias: dict[str, set[str]] = {}
+    for st in statements:
+        pairs = [(rel, name) for rel, name in mentions(st.text) if name]
+        m = re.search(r"(?i)\b(?:my|our|the user's|your)\s+([\w-]+)'s\s+name\s+is\s+([A-Z][a-z]+)", st.text)
+        if m:
+            pairs.append((m.group(1).lower(), m.group(2)))
+        m = re.search(r"(?i)\b([A-Z][a-z]+)\s+is\s+(?:my|our|the user's)\s+([\w-]+)", st.text)
+        if m and m.group(1)[:1].isupper():
+            pairs.append((m.group(2).lower(), m.group(1)))
+        for rel, name in pairs:
+            a, b = stem(rel), stem(name.split()[0])
+            alias.setdefault(a, set()).add(b)
+            alias.setdefault(b, set()).add(a)
+    return alias
+
+
+def _match(qs: str, st: Statement, alias: dict[str, set[str]]) -> float:
+    if qs in st.stems or any(a in st.stems for a in alias.get(qs, ())):
+        return 1.0
+    if any(related(qs, s) for s in st.stems):
+        return 0.6
+    return 0.0
+
+
+@dataclass
+class Scored:
+    """A statement with its coverage of the question, its similarity and the combined rank."""
+
+    statement: Statement
+    coverage: float
+    similarity: float
+    rank: float
+
+
+def rank(question: Question, statements: list[Statement]) -> list[Scored]:
+    """Statements that may answer `question`, best first (all checks passed)."""
+    alias = _aliases(statements)
+    out = []
+    for st in statements:
+        if any(_match(h, st, alias) < 1.0 for h in question.heads):
+            continue  # not about the thing asked about
+        if question.about_user and st.about != "user" and st.about not in question.heads:
+            continue  # about someone else (the user's sister), the question is about the user
+        if not question.stems:
+            continue
+        weights = [2.0 if s in question.heads else 1.0 for s in question.stems]
+        got = sum(w * _match(s, st, alias) for s, w in zip(question.stems, weights))
+        coverage = got / sum(weights)
+        if coverage == 0.0:
+            continue
+        exclude = set(question.stems) | {a for h in question.heads for a in alias.get(h, ())} \
+            if question.kind not in ("name", "person") else set(question.stems)
+        if not has_answer_type(question.kind, st.text, exclude):
+            continue
+        rest = set(st.stems) - set(question.stems) - {"not"}
+        if not rest:
+            continue  # says nothing the question does not already say
+        similarity = cosine(question.text, st.text) if coverage < 1.0 else 0.0
+        if coverage >= 0.5 or (coverage >= 0.25 and similarity >= 0.45):
+            out.append(Scored(st, coverage, similarity, coverage + 0.5 * similarity))
+    out.sort(key=lambda s: (-s.rank, -s.statement.order))
+    return out
+
+
+def render_second(st: Statement) -> str:
+    """A statement said back to the user: "I'm vegetarian" → "You're vegetarian."."""
+    text = strip_discourse(st.text)
+    if st.person == "first":
+        text = to_second(text)
+    elif st.person == "third":
+        text = third_to_second(text)
+    text = text.strip().rstrip(",;:")
+    if not text.endswith((".", "!")):
+        text += "."
+    return text[:1].upper() + text[1:]
+
+
+def answer(question: Question, statements: list[Statement]) -> Statement | None:
+    """The statement that answers the question, or None: among near-best candidates, the newest wins."""
+    ranked = rank(question, statements)
+    if not ranked:
+        return None
+    best = ranked[0].rank
+    near = [s for s in ranked if s.rank >= 0.6 * best and s.statement.about == ranked[0].statement.about]
+    chosen = max(near, key=lambda s: (s.statement.order, s.coverage))
+    # a clause and the whole sentence it came from: say the shorter one when it covers as much
+    same = [s for s in ranked if s.coverage >= chosen.coverage and s.statement.text in chosen.statement.text]
+    return min(same, key=lambda s: len(s.statement.text)).statement if same else chosen.statement
