@@ -16,10 +16,14 @@ __all__ = [
     "stem",
     "content_stems",
     "related",
+    "same_person",
+    "is_kind_of",
+    "other_member",
     "STOPWORDS",
     "PERSON_NOUNS",
     "has_answer_type",
     "proper_names",
+    "TIME_WORDS",
 ]
 
 WORD = re.compile(r"[A-Za-z0-9$€£][A-Za-z0-9$€£'’:.,/-]*[A-Za-z0-9]|[A-Za-z0-9]")
@@ -43,13 +47,15 @@ PERSON_NOUNS = frozenset(
     "grandpa granddaughter grandson boss manager colleague coworker co-worker roommate flatmate neighbor neighbour "
     "boyfriend girlfriend fiance fiancee fiancé fiancée twin stepmother stepfather stepson stepdaughter teacher "
     "doctor dentist therapist coach mentor landlord assistant dog cat puppy kitten pet horse bird parrot rabbit "
-    "hamster sibling siblings in-law mother-in-law father-in-law sister-in-law brother-in-law family team".split()
+    "hamster sibling siblings in-law mother-in-law father-in-law sister-in-law brother-in-law family team gran granny "
+    "nana grandparents grandparent pup doggy kitty pal buddy supervisor wives husbands daughters sons sisters brothers "
+    "cousins nieces nephews aunts uncles friends parents kids".split()
 )
 
 # Synonym groups: words a question may use for what a statement says in other words.
 _GROUPS = [
-    "live reside home house stay base move hometown apartment flat address locate from city town",
-    "work job employ profession career occupation company office employer firm gig",
+    "live reside home stay base move hometown address",
+    "work job employ profession career occupation employer gig",
     "name call",
     "eat food meal diet vegetarian vegan meat cook dish restaurant lunch dinner breakfast snack cuisine",
     "avoid not no never without skip allergic allergy intolerant hate dislike can't cannot don't",
@@ -73,6 +79,20 @@ _GROUPS = [
     "drink coffee tea beer wine alcohol",
     "book booking reservation reserve reserved table",
     "hotel stay room",
+    "flat apartment",
+    "dog pup puppy",
+    "cat kitten kitty",
+    "boss manager supervisor",
+    "colleague coworker co-worker",
+    "phone mobile cellphone cell",
+    "computer laptop pc",
+    "bike bicycle",
+    "grow raise bring",
+    "begin start",
+    "autumn fall",
+    "lounge living",
+    "support fan root",
+    "nickname call",
 ]
 
 _IRREGULAR = {
@@ -122,6 +142,95 @@ for _group in _GROUPS:
         _SYN[_s] = _SYN.get(_s, frozenset()) | _stems
 
 
+# Words for the same person, and words for a kind of person that a more specific word belongs to.
+_SAME_PERSON = [
+    "grandmother gran grandma granny nana", "grandfather grandpa granddad gramps", "father dad daddy papa",
+    "mother mom mum mommy mummy mama", "child children kid kids", "friend pal buddy mate", "dog pup puppy doggy",
+    "cat kitten kitty", "boss manager supervisor", "colleague coworker co-worker", "partner spouse",
+    "grandparent grandparents", "parent parents", "sibling siblings", "neighbor neighbour",
+]
+_KINDS = {
+    "child": "son daughter baby toddler boy girl twin", "parent": "mother father mom dad mum",
+    "partner": "wife husband boyfriend girlfriend fiance fiancee", "sibling": "brother sister twin",
+    "grandparent": "grandmother grandfather grandma grandpa gran", "pet": "dog cat puppy kitten parrot bird rabbit hamster",
+    "family": "mother father sister brother son daughter wife husband parent child", "friend": "best",
+}
+_PERSON_ID: dict[str, str] = {}
+for _group in _SAME_PERSON:
+    _ids = [stem(w) for w in _group.split()]
+    for _s in _ids:
+        _PERSON_ID[_s] = _ids[0]
+_KIND_OF: dict[str, set[str]] = {}
+for _kind, _members in _KINDS.items():
+    for _m in _members.split():
+        _KIND_OF.setdefault(_PERSON_ID.get(stem(_m), stem(_m)), set()).add(_PERSON_ID.get(stem(_kind), stem(_kind)))
+
+
+def same_person(asked: str, said: str) -> bool:
+    """Whether a statement's person word `said` answers for the question's person word `asked` (stems):
+    the same person ('gran' = 'grandmother') or one of the kind asked about (asked 'kid', said 'daughter')."""
+    a, b = _PERSON_ID.get(asked, asked), _PERSON_ID.get(said, said)
+    return a == b or a in _KIND_OF.get(b, set())
+
+
+# Kinds of things and some of their members: a question about the kind ("what music") is answered by a member
+# ("jazz"); a statement about another member of the same kind ("wine" asked, "tea" said) is about something else.
+_CATEGORIES = {
+    "music": "jazz rock pop classical hip-hop rap blues country folk metal punk techno opera reggae soul indie "
+             "electronic disco funk gospel",
+    "sport": "football soccer basketball tennis golf cricket rugby baseball hockey volleyball badminton squash "
+             "swimming running cycling climbing boxing skiing surfing",
+    "instrument": "piano guitar violin cello drums flute trumpet saxophone bass ukulele harp clarinet viola banjo",
+    "bird": "parrot budgie canary chicken hen duck owl cockatiel",
+    "animal": "dog cat parrot rabbit hamster fish horse chicken hen goat guinea pig tortoise turtle snake lizard",
+    "room": "kitchen bathroom bedroom lounge attic basement garage study hallway nursery",
+    "computer": "laptop desktop thinkpad macbook pc chromebook",
+    "race": "marathon half-marathon 5k 10k triathlon ultramarathon",
+    "shop": "bakery cafe store boutique bookshop bookstore deli florist butcher grocery",
+    "diet": "vegan vegetarian keto paleo kosher halal pescatarian gluten-free",
+    "drink": "coffee tea beer wine juice whisky whiskey gin vodka cocktail soda",
+    "vegetable": "broccoli carrot pea spinach cabbage sprout onion mushroom celery eggplant aubergine kale "
+                 "cauliflower beetroot zucchini courgette potato mushroom tomato pepper",
+    "fruit": "apple banana orange mango strawberry grape pear peach cherry pineapple",
+    "herb": "coriander cilantro basil parsley mint dill rosemary thyme oregano sage",
+    "metal": "gold silver platinum copper steel titanium bronze",
+    "camera": "fujifilm canon nikon sony leica",
+    "language": "spanish french german italian chinese mandarin japanese portuguese arabic russian korean hindi dutch",
+    "condition": "diabetes asthma coeliac celiac epilepsy arthritis migraine",
+    "hobby": "pottery yoga painting knitting gardening photography chess baking pilates dancing",
+    "class": "pottery yoga painting pilates dance spin",
+    "holiday": "vacation trip",
+    "season": "summer winter spring autumn",
+    "colour": "red blue green teal yellow purple orange pink black white grey gray brown",
+    "film": "movie",
+    "house": "cabin cottage flat apartment bungalow villa",
+    "building": "office cabin house home flat apartment cottage hotel school gym hospital church library",
+    "job": "nurse teacher analyst engineer doctor dentist chef translator developer designer lawyer accountant architect",
+    "team": "celtics lakers yankees arsenal",
+    "degree": "master's bachelor's phd mba",
+    "school": "kindergarten university college nursery",
+}
+_MEMBERS: dict[str, set[str]] = {}
+_KIND_OF_THING: dict[str, set[str]] = {}
+for _kind, _members in _CATEGORIES.items():
+    for _m in _members.split():
+        _MEMBERS.setdefault(stem(_kind), set()).add(stem(_m))
+        _KIND_OF_THING.setdefault(stem(_m), set()).add(stem(_kind))
+
+
+def is_kind_of(member: str, kind: str) -> bool:
+    """'jazz' is a kind of 'music' (stems)."""
+    return kind in _KIND_OF_THING.get(member, set())
+
+
+def other_member(asked: str, said: set[str]) -> bool:
+    """The question names one member of a kind ('wine') and the statement another ('tea'), not the one asked."""
+    if asked in said:
+        return False
+    kinds = _KIND_OF_THING.get(asked, set())
+    return any(kinds & _KIND_OF_THING.get(s, set()) and s != asked and not is_kind_of(asked, s) for s in said)
+
+
 def related(a: str, b: str) -> bool:
     """Two stems in one synonym group (not the same stem)."""
     return a != b and b in _SYN.get(a, frozenset())
@@ -131,7 +240,8 @@ def sentences(text: str) -> list[str]:
     """Split text into sentences (and lines); keeps the end punctuation."""
     out: list[str] = []
     for line in text.replace("’", "'").splitlines():
-        for piece in re.split(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])", line.strip()):
+        for piece in re.split(r"(?<!\bSt\.)(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMt\.)(?<!\bCo\.)(?<!\bMrs\.)"
+                              r"(?<!\bJr\.)(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])", line.strip()):
             piece = piece.strip()
             if piece:
                 out.append(piece)
@@ -158,7 +268,7 @@ def content_stems(text: str) -> list[str]:
 
 _MONTHS = "january february march april may june july august september october november december jan feb mar apr jun jul aug sep sept oct nov dec"
 _DAYS = "monday tuesday wednesday thursday friday saturday sunday weekend weekday"
-_TIME_WORDS = frozenset((_MONTHS + " " + _DAYS + " tomorrow tonight today yesterday morning afternoon evening night noon "
+TIME_WORDS = _TIME_WORDS = frozenset((_MONTHS + " " + _DAYS + " tomorrow tonight today yesterday morning afternoon evening night noon "
                          "midnight o'clock am pm week month year spring summer autumn fall winter christmas birthday "
                          "dawn dusk sunrise sunset").split())
 _NUMBER_WORDS = frozenset("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "

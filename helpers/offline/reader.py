@@ -16,7 +16,8 @@ import re
 import threading
 from dataclasses import dataclass, field
 
-from .language import PERSON_NOUNS, content_stems, has_answer_type, related, sentences, stem, words
+from .language import (PERSON_NOUNS, STOPWORDS, TIME_WORDS, content_stems, has_answer_type, is_kind_of, other_member,
+                       proper_names, related, same_person, sentences, stem, words)
 from .person import first_person, mentions, resolve_pronouns, strip_discourse, third_to_second, to_second
 
 __all__ = ["Statement", "Question", "statements_of", "read_question", "answer", "is_question", "split_clauses",
@@ -32,6 +33,7 @@ class Statement:
     order: int
     stems: frozenset[str] = field(default_factory=frozenset)
     about: str = "user"  # "user", or the stem of the person/thing it is about ("sister", "priya")
+    words: tuple[str, ...] = ()  # its content words, lower case (for word similarity)
 
 
 @dataclass
@@ -41,15 +43,24 @@ class Question:
     text: str
     stems: list[str]
     kind: str            # "time" | "number" | "place" | "person" | "name" | "any"
-    heads: list[str]     # stems the statement must mention ("sister" in "where does my sister live")
+    heads: list[str]     # person stems the statement must name ("sister" in "where does my sister live", "priya")
+    objects: list[str]   # the thing asked about ("class" in "when does my pottery class start"): must match closely
+    focus: list[str]     # the kind of answer named ("which *university*", "what *bird*"): said, or a member of it
     about_user: bool     # asks about the user themself ("where do I live")
     personal: bool       # about the user or their people/things at all
     advice: bool         # asks for a recommendation ("what should I ...")
+    words: dict[str, str] = field(default_factory=dict)  # stem → the word the question used
 
 
 _QWORDS = {"what", "which", "who", "whom", "whose", "when", "where", "why", "how", "do", "does", "did", "is", "are",
-           "am", "was", "were", "can", "could", "should", "would", "will", "have", "has", "any", "tell", "remind"}
-_ADVICE = re.compile(r"\b(?:should|could|recommend|suggest|worth|ideas?|tips?|advice|can (?:i|we|you)|any good)\b", re.I)
+           "am", "was", "were", "can", "could", "should", "would", "will", "have", "has", "any", "tell", "remind",
+           # words that frame a question rather than carry its meaning
+           "kind", "sort", "type", "use", "keep", "follow", "need", "see", "seeing", "take", "make", "want", "usually",
+           "normally", "exactly", "currently", "happen", "exact", "particular", "specific"}
+_ADVICE = re.compile(r"\b(?:should|could|recommend|suggest|worth|ideas?|tips?|advice|can (?:i|we|you)|any|best|good|"
+                     r"nice|is there|are there|how do (?:i|we) get)\b", re.I)
+STOPWORDS_Q = frozenset("is are was were do does did to at in on for of and with from by be been have has had go get "
+                        "live lives work works like called named name start starts begin begins".split())
 _PERSONAL = re.compile(r"\b(?:my|our|me|mine|ours)\b|\b(?:do|did|am|was|have|had|does|is|were|are|should|can|could|"
                        r"would|will|must|shall|may|might)\s+(?:i|we)\b|"
                        r"\b(?:i|we)\s+(?:told|said|mentioned)\b", re.I)
@@ -78,7 +89,7 @@ def _kind(question: str) -> str:
         return "number"
     if re.search(r"\bwhen\b|\bwhat (?:time|day|date|year|month)\b|\bwhich (?:day|date|month|year)\b", q):
         return "time"
-    if re.search(r"\bwhere\b|\bwhat (?:city|town|country|place|neighbou?rhood|street|address)\b", q):
+    if re.search(r"\bwhere\b|\b(?:what|which) (?:city|town|country|place|neighbou?rhood|street|address)\b", q):
         return "place"
     if re.search(r"\bwho\b|\bwhom\b", q):
         return "person"
@@ -91,7 +102,8 @@ _DROP_FOR = {"time": {"time", "day", "date", "year", "month", "often"},
              "number": {"number", "many", "much", "old", "long", "far", "amount", "age"},
              "place": {"city", "town", "country", "place"}, "person": set(), "name": set(), "any": set()}
 _VAGUE_HEADS = {"favorite", "favourite", "own", "new", "old", "current", "usual", "first", "last", "main", "best",
-                "whole", "next", "little", "big", "older", "younger", "only", "late", "dear"}
+                "whole", "next", "little", "big", "older", "younger", "only", "late", "dear", "place", "thing", "stuff",
+                "one", "ones"}
 
 
 def read_question(text: str) -> Question:
@@ -100,20 +112,40 @@ def read_question(text: str) -> Question:
     drop = {stem(w) for w in _DROP_FOR[kind]} | {stem(w) for w in _QWORDS}
     stems = [s for s in content_stems(text) if s not in drop]
     heads: list[str] = []
-    for m in re.finditer(r"\b(?:my|our)\s+((?:[\w'-]+\s+){0,2}?[\w'-]+?)(?:'s\b|\s+(?:is|are|was|were|do|does|did|"
-                         r"live|lives|work|works|have|has|go|get|like|name|called|at|in|on|for|to|and)\b|[?.!,]|$)",
-                         text.replace("’", "'"), re.I):
-        phrase = [w for w in m.group(1).split() if w.lower() not in _VAGUE_HEADS]
-        if phrase:
-            heads.append(stem(phrase[-1]))
-    for name in re.findall(r"(?<!^)(?<![.?!]\s)\b[A-Z][a-z]+\b", text):
-        if name not in ("I",) and name.lower() not in _QWORDS:
+    objects: list[str] = []
+    for m in re.finditer(r"\b(?:my|our)\s+((?:[\w'-]+\s*){1,3})", text.replace("’", "'"), re.I):
+        phrase: list[str] = []
+        for w in m.group(1).split():
+            bare = w.lower()
+            if bare in STOPWORDS_Q:
+                break
+            phrase.append(bare)
+            if bare.endswith("'s"):
+                break
+        phrase = [w for w in phrase if w not in _VAGUE_HEADS]
+        people = [stem(w) for i, w in enumerate(phrase) if stem(w) in _PERSON_STEMS
+                  and (i == len(phrase) - 1 or w.endswith("'s") or stem(w) not in _ROLE_STEMS)]
+        if people:
+            heads.append(people[0])
+        else:
+            objects += [stem(w) for w in phrase if stem(w) not in _PERSON_STEMS]
+    for i, name in enumerate(words(text)):
+        if i > 0 and name[:1].isupper() and name not in ("I", "I'm") and name.lower() not in _QWORDS \
+                and name.lower() not in TIME_WORDS:
             heads.append(stem(name))
     heads = [h for h in dict.fromkeys(heads) if h]
-    person_heads = [h for h in heads if h in {stem(p) for p in PERSON_NOUNS} or h[:1].isupper()]
-    about_user = not person_heads and bool(re.search(r"\b(?:i|me|we|us)\b", text, re.I))
-    personal = bool(_PERSONAL.search(text)) or bool(heads)
-    return Question(text, stems, kind, heads, about_user, personal, bool(_ADVICE.search(text)))
+    objects = [o for o in dict.fromkeys(objects) if o and o not in heads]
+    about_user = not heads and bool(re.search(r"\b(?:i|me|we|us|i'm|i've)\b", text, re.I))
+    personal = bool(_PERSONAL.search(text)) or bool(heads) or bool(re.search(r"\b(?:us|i|we|i'm|we're)\b", text, re.I)) \
+        or (bool(re.search(r"\bthe\b", text, re.I)) and not _ADVICE.search(text))
+    advice = bool(_ADVICE.search(text)) and not re.search(r"\b(?:my|our)\b", text, re.I)
+    vocab = {stem(w): w for w in words(text)}
+    focus = []
+    m = re.match(r"(?i)\s*(?:what|which)(?:'s)?\s+(?:(?:kind|sort|type|make|model|brand) of\s+)?([a-z-]+)", text)
+    if m and m.group(1).lower() not in STOPWORDS and m.group(1).lower() not in _QWORDS \
+            and stem(m.group(1)) in stems and stem(m.group(1)) not in heads:
+        focus.append(stem(m.group(1)))
+    return Question(text, stems, kind, heads, objects, focus, about_user, personal, advice, vocab)
 
 
 # ------------------------------------------------------------------------------------------ statements
@@ -121,23 +153,33 @@ def read_question(text: str) -> Question:
 _TAGGED = re.compile(r"<(conversation_summary|remembered_memories)>(.*?)</\1>", re.S)
 _DATE = re.compile(r"^\s*\[[^\]]*\]\s*(?:\([^)]*\)\s*)?")
 _PERSON_STEMS = frozenset(stem(p) for p in PERSON_NOUNS)
+# people by their role: "my dentist appointment" is about an appointment, "my sister's car" about the sister's car
+_ROLE_STEMS = frozenset(stem(p) for p in "dentist doctor therapist coach teacher mentor landlord assistant boss manager "
+                        "colleague coworker team family".split())
 
 
 def _about(text: str, person: str) -> str:
     lead = strip_discourse(text)
     owner = r"(?:my|our)" if person == "first" else (r"(?:the user's|user's)" if person == "third" else r"your")
-    m = re.match(rf"(?i){owner}\s+((?:[\w'-]+\s+){{0,2}}[\w'-]+)", lead)
+    m = re.match(rf"(?i){owner}\s+((?:[\w'-]+[\s,]+){{0,2}}[\w'-]+)", lead)
     if m:
-        for w in m.group(1).split():
-            if stem(w) in _PERSON_STEMS:
+        phrase = m.group(1).replace(",", " ").split()
+        for i, w in enumerate(phrase):
+            nxt = phrase[i + 1] if i + 1 < len(phrase) else ""
+            if stem(w) in _PERSON_STEMS and (not nxt or w.endswith("'s") or nxt[:1].isupper()
+                                             or nxt.lower() in STOPWORDS or nxt.lower().endswith("s")):
                 return stem(w)
     m = re.match(r"([A-Z][a-z]+)\b", lead)
-    if m and m.group(1) not in ("I", "The", "My", "Our", "We", "You", "Your", "It", "This", "That", "There"):
+    if m and m.group(1).lower() not in TIME_WORDS and not re.search(r"\b(?:I|I'm|I've|we|we're)\b", lead) and m.group(1) not in ("I", "The", "My", "Our", "We", "You", "Your", "It", "This", "That", "There"):
         return stem(m.group(1))
     return "user"
 
 
 _NEG = re.compile(r"\b(?:no|not|never|without|none|nothing)\b|n't\b", re.I)
+
+
+def _content_words(text: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(w.lower() for w in words(text) if w.lower() not in STOPWORDS and w.isalpha()))
 
 
 def _stems(text: str) -> frozenset[str]:
@@ -158,7 +200,7 @@ def _add(out: list[Statement], text: str, person: str) -> None:
             if person == "first" and not first_person(piece) and _about(piece, person) == "user" \
                     and not re.search(r"\b(?:she|he|they)\b", piece, re.I):
                 pass  # an impersonal remark by the user ("It was sunny") still counts as said
-            out.append(Statement(piece, person, len(out), _stems(piece), _about(piece, person)))
+            out.append(Statement(piece, person, len(out), _stems(piece), _about(piece, person), _content_words(piece)))
 
 
 def statements_of(system: str, messages: list[tuple[str, str]], *, include_last: bool = True) -> list[Statement]:
@@ -244,12 +286,24 @@ def _aliases(statements: list[Statement]) -> dict[str, set[str]]:
     return alias
 
 
-def _match(qs: str, st: Statement, alias: dict[str, set[str]]) -> float:
+@functools.lru_cache(maxsize=50000)
+def _word_similarity(a: str, b: str) -> float:
+    """MiniLM cosine of two single words (0.0 without the local model)."""
+    return cosine(a, b)
+
+
+def _match(qs: str, qword: str, st: Statement, alias: dict[str, set[str]]) -> float:
+    """How well a statement covers one question word: 1 same word/person, 0.8 synonym, else word similarity."""
     if qs in st.stems or any(a in st.stems for a in alias.get(qs, ())):
         return 1.0
+    if qs in _PERSON_STEMS or qword[:1].isupper():
+        return 1.0 if any(same_person(qs, s) or is_kind_of(s, qs) for s in st.stems) else 0.0
     if any(related(qs, s) for s in st.stems):
-        return 0.6
-    return 0.0
+        return 0.8
+    if any(is_kind_of(s, qs) for s in st.stems):
+        return 0.9  # asked "what music", said "jazz"
+    best = max((_word_similarity(qword.lower(), w) for w in st.words), default=0.0)
+    return best if best >= 0.55 else 0.0
 
 
 @dataclass
@@ -265,29 +319,39 @@ class Scored:
 def rank(question: Question, statements: list[Statement]) -> list[Scored]:
     """Statements that may answer `question`, best first (all checks passed)."""
     alias = _aliases(statements)
+    qwords = question.words
     out = []
     for st in statements:
-        if any(_match(h, st, alias) < 1.0 for h in question.heads):
+        if any(_match(h, qwords.get(h, h), st, alias) < 1.0 for h in question.heads):
+            continue  # not about the person asked about
+        if any(_match(o, qwords.get(o, o), st, alias) < 0.55 for o in question.objects):
             continue  # not about the thing asked about
-        if question.about_user and st.about != "user" and st.about not in question.heads:
+        if any(other_member(q, {s for s in st.stems if _word_similarity(qwords.get(q, q).lower(), s) < 0.7})
+               for q in question.stems):
+            continue  # asked about one thing of a kind (wine), the statement is about another (tea)
+        if any(_match(f, qwords.get(f, f), st, alias) < 0.55 and not (set(proper_names(st.text)) - set(qwords.values()))
+               for f in question.focus):
+            continue  # "which university": the statement names none
+        if question.about_user and st.about != "user" and question.kind != "person":
             continue  # about someone else (the user's sister), the question is about the user
         if not question.stems:
             continue
-        weights = [2.0 if s in question.heads else 1.0 for s in question.stems]
-        got = sum(w * _match(s, st, alias) for s, w in zip(question.stems, weights))
-        coverage = got / sum(weights)
+        weights = [2.0 if s in question.heads or s in question.objects else 1.0 for s in question.stems]
+        matches = [_match(s, qwords.get(s, s), st, alias) for s in question.stems]
+        coverage = sum(w * m for w, m in zip(weights, matches)) / sum(weights)
         if coverage == 0.0:
             continue
         exclude = set(question.stems) | {a for h in question.heads for a in alias.get(h, ())} \
             if question.kind not in ("name", "person") else set(question.stems)
         if not has_answer_type(question.kind, st.text, exclude):
             continue
-        rest = set(st.stems) - set(question.stems) - {"not"}
-        if not rest:
+        if not set(st.stems) - set(question.stems) - {"not"}:
             continue  # says nothing the question does not already say
-        similarity = cosine(question.text, st.text) if coverage < 1.0 else 0.0
-        if coverage >= 0.5 or (coverage >= 0.25 and similarity >= 0.45):
-            out.append(Scored(st, coverage, similarity, coverage + 0.5 * similarity))
+        missed = sum(m == 0.0 for m in matches)
+        similarity = cosine(question.text, st.text)
+        if (coverage >= 0.5 and (missed == 0 or similarity >= 0.4)) or (coverage >= 0.4 and missed <= 1 and similarity >= 0.5) \
+                or (coverage >= 0.25 and similarity >= 0.65):
+            out.append(Scored(st, coverage, similarity, coverage + similarity))
     out.sort(key=lambda s: (-s.rank, -s.statement.order))
     return out
 
