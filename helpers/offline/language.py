@@ -18,6 +18,7 @@ __all__ = [
     "related",
     "same_person",
     "is_kind_of",
+    "is_specific",
     "other_member",
     "STOPWORDS",
     "PERSON_NOUNS",
@@ -37,7 +38,7 @@ STOPWORDS = frozenset(
     "going go good nice things thing something anything into over again remind remember know recall "
     "told tell said say mention mentioned by way btw oh well actually anyway he she his her him they them their "
     "user user's users the user's you've you'd you'll don't doesn't didn't am is isn't aren't wasn't "
-    "up out off all one ever still now currently".split()
+    "up out off all one ever still now currently each every".split()
 )
 
 # Words that name people (or animals) in someone's life: the subject of "my sister ... she".
@@ -223,6 +224,11 @@ def is_kind_of(member: str, kind: str) -> bool:
     return kind in _KIND_OF_THING.get(member, set())
 
 
+def is_specific(word: str) -> bool:
+    """A member of some kind of thing ('football' is a sport): a question naming it wants that very thing."""
+    return word in _KIND_OF_THING
+
+
 def other_member(asked: str, said: set[str]) -> bool:
     """The question names one member of a kind ('wine') and the statement another ('tea'), not the one asked."""
     if asked in said:
@@ -293,7 +299,7 @@ def has_answer_type(kind: str, text: str, exclude: set[str]) -> bool:
     toks = [w for w in words(text) if stem(w) not in exclude]
     lower = [w.lower() for w in toks]
     if kind == "time":
-        return any(any(ch.isdigit() for ch in w) or w in _TIME_WORDS for w in lower)
+        return any(any(ch.isdigit() for ch in w) or w in _TIME_WORDS or w in _NUMBER_WORDS for w in lower)
     if kind == "number":
         return any(any(ch.isdigit() for ch in w) or w in _NUMBER_WORDS for w in lower)
     if kind == "name":

@@ -16,7 +16,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 
-from .language import (PERSON_NOUNS, STOPWORDS, TIME_WORDS, content_stems, has_answer_type, is_kind_of, other_member,
+from .language import (PERSON_NOUNS, is_specific, STOPWORDS, TIME_WORDS, content_stems, has_answer_type, is_kind_of, other_member,
                        proper_names, related, same_person, sentences, stem, words)
 from .person import first_person, mentions, resolve_pronouns, strip_discourse, third_to_second, to_second
 
@@ -59,6 +59,8 @@ _QWORDS = {"what", "which", "who", "whom", "whose", "when", "where", "why", "how
            "normally", "exactly", "currently", "happen", "exact", "particular", "specific"}
 _ADVICE = re.compile(r"\b(?:should|could|recommend|suggest|worth|ideas?|tips?|advice|can (?:i|we|you)|any|best|good|"
                      r"nice|is there|are there|how do (?:i|we) get)\b", re.I)
+_STRONG_ADVICE = re.compile(r"\b(?:should (?:i|we)|could (?:i|we)|recommend|suggest|worth|ideas?|tips?|advice|"
+                            r"can (?:i|we|you))\b", re.I)
 STOPWORDS_Q = frozenset("is are was were do does did to at in on for of and with from by be been have has had go get "
                         "live lives work works like called named name start starts begin begins".split())
 _PERSONAL = re.compile(r"\b(?:my|our|me|mine|ours)\b|\b(?:do|did|am|was|have|had|does|is|were|are|should|can|could|"
@@ -128,7 +130,7 @@ def read_question(text: str) -> Question:
         if people:
             heads.append(people[0])
         else:
-            objects += [stem(w) for w in phrase if stem(w) not in _PERSON_STEMS]
+            objects += [stem(w) for w in phrase if stem(w) not in _PERSON_STEMS][:1]
     for i, name in enumerate(words(text)):
         if i > 0 and name[:1].isupper() and name not in ("I", "I'm") and name.lower() not in _QWORDS \
                 and name.lower() not in TIME_WORDS:
@@ -138,14 +140,21 @@ def read_question(text: str) -> Question:
     about_user = not heads and bool(re.search(r"\b(?:i|me|we|us|i'm|i've)\b", text, re.I))
     personal = bool(_PERSONAL.search(text)) or bool(heads) or bool(re.search(r"\b(?:us|i|we|i'm|we're)\b", text, re.I)) \
         or (bool(re.search(r"\bthe\b", text, re.I)) and not _ADVICE.search(text))
-    advice = bool(_ADVICE.search(text)) and not re.search(r"\b(?:my|our)\b", text, re.I)
+    advice = bool(_STRONG_ADVICE.search(text)) or (bool(_ADVICE.search(text)) and not re.search(r"\b(?:my|our)\b", text, re.I))
     vocab = {stem(w): w for w in words(text)}
     focus = []
     m = re.match(r"(?i)\s*(?:what|which)(?:'s)?\s+(?:(?:kind|sort|type|make|model|brand) of\s+)?([a-z-]+)", text)
     if m and m.group(1).lower() not in STOPWORDS and m.group(1).lower() not in _QWORDS \
             and stem(m.group(1)) in stems and stem(m.group(1)) not in heads:
         focus.append(stem(m.group(1)))
-    return Question(text, stems, kind, heads, objects, focus, about_user, personal, advice, vocab)
+    m = re.match(r"(?i)\s*what(?:'s| is| are| was)\s+the\s+((?:[\w'-]+\s+){0,3}?[\w'-]+)\s*(?:\?|$|\b(?:for|of|at|in|on|"
+                 r"to|with|from|that|do|does|did|is|are)\b)", text)
+    if m:
+        for w in m.group(1).split():
+            if not w.lower().endswith("'s") and w.lower() not in STOPWORDS and w.lower() not in _QWORDS \
+                    and stem(w) not in heads and stem(w) in stems:
+                objects.append(stem(w))
+    return Question(text, stems, kind, heads, list(dict.fromkeys(objects)), focus, about_user, personal, advice, vocab)
 
 
 # ------------------------------------------------------------------------------------------ statements
@@ -292,18 +301,19 @@ def _word_similarity(a: str, b: str) -> float:
     return cosine(a, b)
 
 
-def _match(qs: str, qword: str, st: Statement, alias: dict[str, set[str]]) -> float:
-    """How well a statement covers one question word: 1 same word/person, 0.8 synonym, else word similarity."""
+def _match(qs: str, qword: str, st: Statement, alias: dict[str, set[str]], strict: bool = False) -> float:
+    """How well a statement covers one question word: 1 same word/person, 0.8 synonym, else word similarity.
+    `strict` (a person or name asked about): only the same person counts."""
     if qs in st.stems or any(a in st.stems for a in alias.get(qs, ())):
         return 1.0
-    if qs in _PERSON_STEMS or qword[:1].isupper():
+    if strict or qs in _PERSON_STEMS:
         return 1.0 if any(same_person(qs, s) or is_kind_of(s, qs) for s in st.stems) else 0.0
     if any(related(qs, s) for s in st.stems):
         return 0.8
     if any(is_kind_of(s, qs) for s in st.stems):
         return 0.9  # asked "what music", said "jazz"
     best = max((_word_similarity(qword.lower(), w) for w in st.words), default=0.0)
-    return best if best >= 0.55 else 0.0
+    return best if best >= 0.5 else 0.0
 
 
 @dataclass
@@ -322,14 +332,15 @@ def rank(question: Question, statements: list[Statement]) -> list[Scored]:
     qwords = question.words
     out = []
     for st in statements:
-        if any(_match(h, qwords.get(h, h), st, alias) < 1.0 for h in question.heads):
+        if any(_match(h, qwords.get(h, h), st, alias, strict=True) < 1.0 for h in question.heads):
             continue  # not about the person asked about
         if any(_match(o, qwords.get(o, o), st, alias) < 0.55 for o in question.objects):
             continue  # not about the thing asked about
-        if any(other_member(q, {s for s in st.stems if _word_similarity(qwords.get(q, q).lower(), s) < 0.7})
+        if any(other_member(q, {stem(w) for w in st.words if _word_similarity(qwords.get(q, q).lower(), w) < 0.7})
                for q in question.stems):
             continue  # asked about one thing of a kind (wine), the statement is about another (tea)
-        if any(_match(f, qwords.get(f, f), st, alias) < 0.55 and not (set(proper_names(st.text)) - set(qwords.values()))
+        if any(_match(f, qwords.get(f, f), st, alias) < 0.55
+               and (is_specific(f) or not (set(proper_names(st.text)) - set(qwords.values())))
                for f in question.focus):
             continue  # "which university": the statement names none
         if question.about_user and st.about != "user" and question.kind != "person":
@@ -337,7 +348,7 @@ def rank(question: Question, statements: list[Statement]) -> list[Scored]:
         if not question.stems:
             continue
         weights = [2.0 if s in question.heads or s in question.objects else 1.0 for s in question.stems]
-        matches = [_match(s, qwords.get(s, s), st, alias) for s in question.stems]
+        matches = [_match(s, qwords.get(s, s), st, alias, strict=s in question.heads) for s in question.stems]
         coverage = sum(w * m for w, m in zip(weights, matches)) / sum(weights)
         if coverage == 0.0:
             continue
@@ -349,8 +360,7 @@ def rank(question: Question, statements: list[Statement]) -> list[Scored]:
             continue  # says nothing the question does not already say
         missed = sum(m == 0.0 for m in matches)
         similarity = cosine(question.text, st.text)
-        if (coverage >= 0.5 and (missed == 0 or similarity >= 0.4)) or (coverage >= 0.4 and missed <= 1 and similarity >= 0.5) \
-                or (coverage >= 0.25 and similarity >= 0.65):
+        if (coverage >= 0.5 and (missed == 0 or similarity >= 0.35)) or similarity >= 0.45:
             out.append(Scored(st, coverage, similarity, coverage + similarity))
     out.sort(key=lambda s: (-s.rank, -s.statement.order))
     return out
