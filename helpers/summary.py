@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 
@@ -10,6 +9,7 @@ import anthropic
 
 from . import prompts
 from .conversation import text_of
+from .structured import call_tool
 from .retention import check_retention as _check
 from .retention import fact_present
 
@@ -50,19 +50,15 @@ def _record(ledger, purpose: str, message) -> None:
 
 
 def extract_facts(client: anthropic.Anthropic, model: str, messages: list[dict], ledger=None) -> list[str]:
-    """Facts the user stated in `messages`, as standalone third-person sentences, via the extraction prompt."""
+    """Facts about the user in `messages`, as standalone third-person sentences, via the forced `record_facts` tool.
+
+    Raises `helpers.structured.ToolOutputError` (an `anthropic.APIError`) when the model's output is unusable,
+    so callers keep the exchange pending instead of reading it as "no facts"."""
     if not any(m["role"] == "user" for m in messages):
         return []
-    reply = client.messages.create(model=model, max_tokens=400, system=prompts.EXTRACTION_TASK,
-                                   messages=[{"role": "user", "content": format_turns(messages)}])
-    _record(ledger, "extraction", reply)
-    raw = "".join(b.text for b in reply.content if b.type == "text").strip()
-    match = re.search(r"\{.*\}", raw, re.S)
-    try:
-        facts = json.loads(match.group(0) if match else raw).get("facts", [])
-    except (ValueError, AttributeError):
-        return []
-    return [f.strip() for f in facts if isinstance(f, str) and f.strip()]
+    data = call_tool(client, model=model, max_tokens=400, system=prompts.EXTRACTION_TASK, tool=prompts.EXTRACTION_TOOL,
+                     content=format_turns(messages), ledger=ledger, purpose="extraction")
+    return [" ".join(f.split()) for f in data["facts"] if f.strip()]
 
 
 @dataclass
