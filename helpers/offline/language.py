@@ -55,7 +55,7 @@ PERSON_NOUNS = frozenset(
 
 # Synonym groups: words a question may use for what a statement says in other words.
 _GROUPS = [
-    "live reside home stay base move hometown address",
+    "live reside home base move hometown address",
     "work job employ profession career occupation employer gig",
     "name call",
     "eat food meal diet vegetarian vegan meat cook dish restaurant lunch dinner breakfast snack cuisine",

@@ -385,7 +385,9 @@ def answer(question: Question, statements: list[Statement]) -> Statement | None:
     if not ranked:
         return None
     best = ranked[0].rank
-    near = [s for s in ranked if s.rank >= 0.6 * best and s.statement.about == ranked[0].statement.about]
+    top = ranked[0]
+    near = [s for s in ranked if s.coverage >= 0.75 * top.coverage and s.rank >= best - 0.5
+            and s.statement.about == top.statement.about]
     chosen = max(near, key=lambda s: (s.statement.order, s.coverage))
     # a clause and the whole sentence it came from: say the shorter one when it covers as much
     same = [s for s in ranked if s.coverage >= chosen.coverage and s.statement.text in chosen.statement.text]
