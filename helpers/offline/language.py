@@ -48,7 +48,7 @@ PERSON_NOUNS = frozenset(
     "grandpa granddaughter grandson boss manager colleague coworker co-worker roommate flatmate neighbor neighbour "
     "boyfriend girlfriend fiance fiancee fiancé fiancée twin stepmother stepfather stepson stepdaughter teacher "
     "doctor dentist therapist coach mentor landlord assistant dog cat puppy kitten pet horse bird parrot rabbit "
-    "hamster sibling siblings in-law mother-in-law father-in-law sister-in-law brother-in-law family team gran granny "
+    "hamster sibling siblings in-law mother-in-law father-in-law sister-in-law brother-in-law gran granny "
     "nana grandparents grandparent pup doggy kitty pal buddy supervisor wives husbands daughters sons sisters brothers "
     "cousins nieces nephews aunts uncles friends parents kids".split()
 )
@@ -205,7 +205,7 @@ _CATEGORIES = {
     "colour": "red blue green teal yellow purple orange pink black white grey gray brown",
     "film": "movie",
     "house": "cabin cottage flat apartment bungalow villa",
-    "building": "office cabin house home flat apartment cottage hotel school gym hospital church library",
+    "building": "office cabin house flat apartment cottage hotel school gym hospital church library",
     "job": "nurse teacher analyst engineer doctor dentist chef translator developer designer lawyer accountant architect",
     "team": "celtics lakers yankees arsenal",
     "degree": "master's bachelor's phd mba",

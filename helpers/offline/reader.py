@@ -50,6 +50,7 @@ class Question:
     personal: bool       # about the user or their people/things at all
     advice: bool         # asks for a recommendation ("what should I ...")
     words: dict[str, str] = field(default_factory=dict)  # stem → the word the question used
+    weighted: list[str] = field(default_factory=list)      # words of "what's the X Y": count double, not required
 
 
 _QWORDS = {"what", "which", "who", "whom", "whose", "when", "where", "why", "how", "do", "does", "did", "is", "are",
@@ -142,7 +143,8 @@ def read_question(text: str) -> Question:
         or (bool(re.search(r"\bthe\b", text, re.I)) and not _ADVICE.search(text))
     advice = bool(_STRONG_ADVICE.search(text)) or (bool(_ADVICE.search(text)) and not re.search(r"\b(?:my|our)\b", text, re.I))
     vocab = {stem(w): w for w in words(text)}
-    focus = []
+    focus: list[str] = []
+    weighted: list[str] = []
     m = re.match(r"(?i)\s*(?:what|which)(?:'s)?\s+(?:(?:kind|sort|type|make|model|brand) of\s+)?([a-z-]+)", text)
     if m and m.group(1).lower() not in STOPWORDS and m.group(1).lower() not in _QWORDS \
             and stem(m.group(1)) in stems and stem(m.group(1)) not in heads:
@@ -153,8 +155,9 @@ def read_question(text: str) -> Question:
         for w in m.group(1).split():
             if not w.lower().endswith("'s") and w.lower() not in STOPWORDS and w.lower() not in _QWORDS \
                     and stem(w) not in heads and stem(w) in stems:
-                objects.append(stem(w))
-    return Question(text, stems, kind, heads, list(dict.fromkeys(objects)), focus, about_user, personal, advice, vocab)
+                weighted.append(stem(w))
+    return Question(text, stems, kind, heads, list(dict.fromkeys(objects)), focus, about_user, personal, advice, vocab,
+                    weighted)
 
 
 # ------------------------------------------------------------------------------------------ statements
@@ -347,7 +350,8 @@ def rank(question: Question, statements: list[Statement]) -> list[Scored]:
             continue  # about someone else (the user's sister), the question is about the user
         if not question.stems:
             continue
-        weights = [2.0 if s in question.heads or s in question.objects else 1.0 for s in question.stems]
+        important = set(question.heads) | set(question.objects) | set(question.focus) | set(question.weighted)
+        weights = [2.0 if s in important else 1.0 for s in question.stems]
         matches = [_match(s, qwords.get(s, s), st, alias, strict=s in question.heads) for s in question.stems]
         coverage = sum(w * m for w, m in zip(weights, matches)) / sum(weights)
         if coverage == 0.0:
@@ -360,7 +364,7 @@ def rank(question: Question, statements: list[Statement]) -> list[Scored]:
             continue  # says nothing the question does not already say
         missed = sum(m == 0.0 for m in matches)
         similarity = cosine(question.text, st.text)
-        if (coverage >= 0.5 and (missed == 0 or similarity >= 0.35)) or similarity >= 0.45:
+        if (coverage >= 0.5 and (missed == 0 or similarity >= 0.35)) or (similarity >= 0.45 and coverage >= 0.3):
             out.append(Scored(st, coverage, similarity, coverage + similarity))
     out.sort(key=lambda s: (-s.rank, -s.statement.order))
     return out
