@@ -79,7 +79,7 @@ def call_tool(client: anthropic.Anthropic, *, model: str, max_tokens: int, syste
     calls = [b for b in reply.content if b.type == "tool_use" and b.name == tool["name"]]
     if not calls:
         said = " ".join(b.text for b in reply.content if b.type == "text")[:200]
-        raise ToolOutputError(tool["name"], f"no tool call in the reply (stop_reason {reply.stop_reason!r}; "
+        raise ToolOutputError(tool["name"], f"no tool call in the reply (stop_reason {getattr(reply, 'stop_reason', None)!r}; "
                                             f"text {said!r})")
     data = calls[0].input
     problems = schema_errors(data, tool["input_schema"])

@@ -67,9 +67,10 @@ _SECOND = [
 ]
 _SECOND_RX = [(re.compile(p, re.I), r) for p, r in _SECOND]
 _DISCOURSE = re.compile(
-    r"^(?:(?:oh|ah|so|well|also|and|but|actually|anyway|btw|fyi|ok|okay|right|yes|yeah|no|hi|hello|hey|"
+    r"^(?:(?:(?:hi|hello|hey|thanks|thank you)(?:\s+[A-Z][a-z]+)?|oh|ah|so|well|also|and|but|actually|anyway|btw|fyi|ok|"
+    r"okay|right|yes|yeah|no|"
     r"by the way|just so you know|for the record|for what it's worth|one more thing|quick note|"
-    r"(?:hi|hello|hey|thanks)(?: [A-Z][a-z]+)?|as i said|like i said|remember(?: that)?|"
+    r"as i said|like i said|remember(?: that)?|"
     r"i forgot to mention|i should mention|i should say|i should tell you|i want you to know|"
     r"you should know|note that|just to let you know|i wanted to say|i wanted to tell you)\s*[,:;!-]*\s+)+",
     re.I)
@@ -78,6 +79,7 @@ _DISCOURSE = re.compile(
 def strip_discourse(text: str) -> str:
     """Drop openers that carry no content ('By the way, ', 'Oh, ', 'Hi Scout, ') and a trailing 'please'."""
     text = _DISCOURSE.sub("", text.strip())
+    text = re.sub(r",?\s*\bso (?:please )?(?:keep|bear|remember|make sure|note|let|tell)\b.*$", "", text, flags=re.I)
     text = re.sub(r",?\s*\bplease\b", "", text, flags=re.I)
     text = re.sub(r"\s+([,.!?])", r"\1", text).strip()
     return _cap(text)
@@ -110,7 +112,9 @@ def to_third(text: str) -> str:
 
     out = _SUBJ.sub(subject, out)
     out = re.sub(r"\b(?:my|our)\b", "the user's", out, flags=re.I)
-    out = re.sub(r"\b(?:me|us)\b", "the user", out)
+    out = re.sub(r"\bwith you\b|\bfor you\b|\byou\b", lambda m: m.group(0).replace("you", "the assistant"), out)
+    out = re.sub(r"\bme\b", "the user", out)
+    out = re.sub(r"\bus\b", "them", out)
     out = re.sub(r"\b(?:mine|ours)\b", "the user's", out)
     out = re.sub(r"\b(?:myself|ourselves)\b", "themselves", out)
     out = re.sub(r"\bI\b", "the user", out)

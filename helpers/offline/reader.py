@@ -81,8 +81,8 @@ def is_question(sentence: str) -> bool:
 
 def split_clauses(sentence: str) -> list[str]:
     """Clauses of a sentence that each have their own subject ("..., and she is a nurse")."""
-    parts = re.split(r"(?:,\s*|\s+)(?:and|but|while|whereas)\s+(?=(?:I|I'm|we|we're|she|he|they|my|our|it|"
-                     r"[A-Z][a-z]+)\b)|;\s*", sentence)
+    parts = re.split(r"(?:,\s*|\s+)(?:and|but)\s+(?=(?:I|I'm|I've|we|we're|we've|she|he|they|my|our|"
+                     r"it)\b)|;\s*", sentence)
     return [p.strip(" ,.") for p in parts if p and p.strip(" ,.")]
 
 

@@ -23,11 +23,11 @@ def section(text: str, tag: str) -> str:
     return m.group(1).strip() if m else ""
 
 
-def _salience(fact: str, order: int) -> float:
-    """Names, numbers and specific words make a fact worth its tokens; newer facts matter more."""
+def _salience(fact: str, order: int, count: Callable[[str], int]) -> float:
+    """Names and numbers make a fact worth its tokens; short facts beat long ones; newer facts matter a little more."""
     toks = words(fact)
     specific = len(proper_names(fact)) + sum(any(ch.isdigit() for ch in w) for w in toks)
-    return 1.0 + 0.5 * min(specific, 3) + 0.01 * order
+    return (1.0 + 0.25 * min(specific, 2)) / max(count(fact), 1) ** 0.5 + 0.001 * order
 
 
 def summarise(last_user_text: str, max_tokens: int, count: Callable[[str], int]) -> str:
@@ -44,7 +44,7 @@ def summarise(last_user_text: str, max_tokens: int, count: Callable[[str], int])
         kept = [have for have in kept if not clash(fact, have)]
         kept.append(fact)
     must_set = {m for m in must}
-    ranked = sorted(range(len(kept)), key=lambda i: (kept[i] in must_set, _salience(kept[i], i)))
+    ranked = sorted(range(len(kept)), key=lambda i: (kept[i] in must_set, _salience(kept[i], i, count)))
     dropped: set[int] = set()
     for i in ranked:
         if count(" ".join(kept[j] for j in range(len(kept)) if j not in dropped)) <= max_tokens:
