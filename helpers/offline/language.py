@@ -171,7 +171,7 @@ def same_person(asked: str, said: str) -> bool:
     """Whether a statement's person word `said` answers for the question's person word `asked` (stems):
     the same person ('gran' = 'grandmother') or one of the kind asked about (asked 'kid', said 'daughter')."""
     a, b = _PERSON_ID.get(asked, asked), _PERSON_ID.get(said, said)
-    return a == b or a in _KIND_OF.get(b, set())
+    return a == b or a in _KIND_OF.get(b, set()) or b in _KIND_OF.get(a, set())
 
 
 # Kinds of things and some of their members: a question about the kind ("what music") is answered by a member

@@ -51,6 +51,7 @@ class Question:
     advice: bool         # asks for a recommendation ("what should I ...")
     words: dict[str, str] = field(default_factory=dict)  # stem → the word the question used
     weighted: list[str] = field(default_factory=list)      # words of "what's the X Y": count double, not required
+    specific: list[str] = field(default_factory=list)      # "which *football* team": must be said
 
 
 _QWORDS = {"what", "which", "who", "whom", "whose", "when", "where", "why", "how", "do", "does", "did", "is", "are",
@@ -145,10 +146,19 @@ def read_question(text: str) -> Question:
     vocab = {stem(w): w for w in words(text)}
     focus: list[str] = []
     weighted: list[str] = []
-    m = re.match(r"(?i)\s*(?:what|which)(?:'s)?\s+(?:(?:kind|sort|type|make|model|brand) of\s+)?([a-z-]+)", text)
-    if m and m.group(1).lower() not in STOPWORDS and m.group(1).lower() not in _QWORDS \
-            and stem(m.group(1)) in stems and stem(m.group(1)) not in heads:
-        focus.append(stem(m.group(1)))
+    specific: list[str] = []
+    m = re.match(r"(?i)\s*(?:what|which)(?:'s)?\s+(?:(?:kind|sort|type|make|model|brand) of\s+)?((?:[a-z-]+\s+){0,2})", text)
+    if m:
+        noun = []
+        for w in m.group(1).split():
+            if w.lower() in STOPWORDS or w.lower() in _QWORDS:
+                break
+            noun.append(w)
+        for w in noun[:-1]:
+            if is_specific(stem(w)) and stem(w) in stems:
+                specific.append(stem(w))  # "which *football* team": that very thing must be said
+        if noun and stem(noun[-1]) in stems and stem(noun[-1]) not in heads:
+            focus.append(stem(noun[-1]))
     m = re.match(r"(?i)\s*what(?:'s| is| are| was)\s+the\s+((?:[\w'-]+\s+){0,3}?[\w'-]+)\s*(?:\?|$|\b(?:for|of|at|in|on|"
                  r"to|with|from|that|do|does|did|is|are)\b)", text)
     if m:
@@ -157,7 +167,7 @@ def read_question(text: str) -> Question:
                     and stem(w) not in heads and stem(w) in stems:
                 weighted.append(stem(w))
     return Question(text, stems, kind, heads, list(dict.fromkeys(objects)), focus, about_user, personal, advice, vocab,
-                    weighted)
+                    weighted, specific)
 
 
 # ------------------------------------------------------------------------------------------ statements
@@ -346,6 +356,8 @@ def rank(question: Question, statements: list[Statement]) -> list[Scored]:
                and (is_specific(f) or not (set(proper_names(st.text)) - set(qwords.values())))
                for f in question.focus):
             continue  # "which university": the statement names none
+        if any(_match(f, qwords.get(f, f), st, alias) < 0.55 for f in question.specific):
+            continue
         if question.about_user and st.about != "user" and question.kind != "person":
             continue  # about someone else (the user's sister), the question is about the user
         if not question.stems:
