@@ -48,6 +48,11 @@ class ScriptedClient:
 
     def _create(self, **body):
         self.bodies.append(body)
+        if body.get("tools"):  # extraction as a forced tool call
+            block = SimpleNamespace(type="tool_use", name=body["tools"][0]["name"], id="toolu_1",
+                                    input={"facts": self.facts})
+            return SimpleNamespace(content=[block], model=body["model"], stop_reason="tool_use",
+                                   usage=SimpleNamespace(input_tokens=10, output_tokens=5))
         text = self.summaries.pop(0) if body["system"] == prompts.SUMMARY_TASK else json.dumps({"facts": self.facts})
         return SimpleNamespace(content=[SimpleNamespace(type="text", text=text)], model=body["model"],
                                usage=SimpleNamespace(input_tokens=10, output_tokens=len(text.split())))
