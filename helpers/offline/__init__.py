@@ -4,6 +4,7 @@
 - `faults`    injected API faults for reliability tests
 - `language`  sentences, stems, synonyms, answer types
 - `person`    who a sentence is about; first/second/third person rewriting; pronouns
+- `question`  what a question asks about and the kind of answer it wants
 - `reader`    statements in a request, and the one that answers a question
 - `chat`      the chat reply built from the reader
 - `facts`     facts as third-person statements; when two facts clash
