@@ -153,3 +153,33 @@ def test_summary_keeps_statements_in_third_person_and_drops_questions(client):
     assert summary == ("The user's sister Priya lives in Pasadena. The user's sister Priya is a nurse. "
                        "The user is vegetarian, so no meat.")
     assert "asked" not in summary and "tacos" not in summary
+
+
+def test_question_parts_split_between_question_clauses_only():
+    from helpers.offline.question import question_parts
+    assert question_parts("What is my name, and where do I live?") == ["What is my name?", "where do I live?"]
+    assert question_parts("what is my name and where do I live") == ["what is my name", "where do I live"]
+    assert question_parts("When do I fly; where am I staying?") == ["When do I fly?", "where am I staying?"]
+    assert question_parts("Who are Tom and Jerry?") == ["Who are Tom and Jerry?"]
+    assert question_parts("What do salt and pepper cost?") == ["What do salt and pepper cost?"]
+
+
+def test_a_two_part_question_gets_both_answers(client):
+    turns = [("Hi, my name is Maya and I live in Portland.", "Nice to meet you.")] + FILLER
+    reply = ask(client, turns, "What is my name, and where do I live?")
+    assert "Maya" in reply and "Portland" in reply
+    reply = ask(client, turns, "where do I live and what is my name")
+    assert "Maya" in reply and "Portland" in reply
+
+
+def test_a_part_nothing_answers_says_so_for_that_part_only(client):
+    turns = [("I live in Portland.", "Noted.")] + FILLER
+    reply = ask(client, turns, "Where do I live, and what is my sister's name?")
+    assert "Portland" in reply
+    assert "don't know" in reply and "sister" in reply
+    assert "Maya" not in reply and "Priya" not in reply
+    turns = [("My sister Priya lives in Pasadena.", "Nice.")] + FILLER
+    reply = ask(client, turns, "Where does my sister live and what does she do for work?")
+    assert "Pasadena" in reply and "don't know" in reply
+    reply = ask(client, FILLER, "What is my name, and where do I live?")
+    assert reply.startswith("I don't know")

@@ -6,7 +6,8 @@ import hashlib
 import re
 
 from .language import sentences, words
-from .person import first_person, strip_discourse, to_second
+from .person import first_person, resolve_pronouns, strip_discourse, to_second
+from .question import question_parts
 from .reader import answer, is_question, read_question, render_second, statements_of
 
 __all__ = ["chat_reply", "persona", "topic", "stable_choice", "DONT_KNOW"]
@@ -81,6 +82,39 @@ def _shorten(text: str, limit: int = 40) -> str:
     return text if len(toks) <= limit else " ".join(toks[:limit]).rstrip(",;:") + " …"
 
 
+def _answer_part(system: str, question: str, pool: list) -> tuple[str, bool]:
+    """One question answered from `pool`: (reply, answered)."""
+    q = read_question(question)
+    found = answer(q, pool)
+    if found is not None:
+        said = render_second(found)
+        if q.advice and not q.personal:
+            return (f"Keeping in mind what you told me ({said.rstrip('.')[:1].lower()}{said.rstrip('.')[1:]}): "
+                    f"{stable_choice(question, _SUGGESTIONS)}.", True)
+        return said, True
+    if q.personal and not q.advice:
+        return DONT_KNOW, False
+    return _tip(system, question), True
+
+
+def _answer_question(system: str, question: str, pool: list) -> str:
+    """A question of one or more parts ("what is my name, and where do I live?"): each part answered on its own."""
+    parts = resolve_pronouns(question_parts(question))
+    if len(parts) == 1:
+        return _answer_part(system, question, pool)[0]
+    replies = [_answer_part(system, part, pool) for part in parts]
+    if not any(ok for _, ok in replies):
+        return DONT_KNOW
+    out: list[str] = []
+    for part, (reply, ok) in zip(parts, replies):
+        if not ok:
+            asked = to_second(part.rstrip("?"))
+            reply = f'As for "{asked[:1].lower()}{asked[1:]}?": I don\'t know, you haven\'t told me.'
+        if reply not in out:
+            out.append(reply)
+    return " ".join(out)
+
+
 def chat_reply(system: str, messages: list[tuple[str, str]]) -> str:
     """Reply to the last user message using only what `system` and `messages` hold."""
     last = messages[-1][1] if messages and messages[-1][0] == "user" else ""
@@ -93,19 +127,7 @@ def chat_reply(system: str, messages: list[tuple[str, str]]) -> str:
         ack = " ".join(_shorten(to_second(t)).rstrip(".!") + "." for t in told[:2])
         parts.append(f"Thanks for telling me. {ack[:1].upper()}{ack[1:]}" if not asked else "")
     for question in asked:
-        q = read_question(question)
-        found = answer(q, pool)
-        if found is not None:
-            said = render_second(found)
-            if q.advice and not q.personal:
-                parts.append(f"Keeping in mind what you told me ({said.rstrip('.')[:1].lower()}{said.rstrip('.')[1:]}): "
-                             f"{stable_choice(question, _SUGGESTIONS)}.")
-            else:
-                parts.append(said)
-        elif q.personal and not q.advice:
-            parts.append(DONT_KNOW)
-        else:
-            parts.append(_tip(system, question))
+        parts.append(_answer_question(system, question, pool))
     parts = [p for p in parts if p]
     if not parts:
         name, _ = persona(system)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from .language import PERSON_NOUNS, STOPWORDS, TIME_WORDS, content_stems, is_specific, stem, words
 
-__all__ = ["Question", "read_question", "is_question", "split_clauses", "PERSON_STEMS", "ROLE_STEMS"]
+__all__ = ["Question", "read_question", "is_question", "split_clauses", "question_parts", "PERSON_STEMS", "ROLE_STEMS"]
 
 PERSON_STEMS = frozenset(stem(p) for p in PERSON_NOUNS)
 # people by their role: "my dentist appointment" is about an appointment, "my sister's car" about the sister's car
@@ -64,6 +64,22 @@ def split_clauses(sentence: str) -> list[str]:
     parts = re.split(r"(?:,\s*|\s+)(?:and|but)\s+(?=(?:I|I'm|I've|we|we're|we've|she|he|they|my|our|"
                      r"it)\b)|;\s*", sentence)
     return [p.strip(" ,.") for p in parts if p and p.strip(" ,.")]
+
+
+_PART_START = (r"(?:what|what's|which|who|who's|whom|whose|when|where|where's|why|how|"
+               r"(?:do|does|did|is|are|am|was|were|can|could|should|will|would|have|has)\s+(?:i|we|you|my|our|the|he|she|they)\b)")
+_PART_SPLIT = re.compile(rf"(?i)\s*(?:,\s*(?:and|but|or)\s+|\s+(?:and|but)\s+|;\s*(?:and\s+)?|,\s+)(?={_PART_START})")
+
+
+def question_parts(question: str) -> list[str]:
+    """The separate questions in one ("what is my name, and where do I live?" → two); one part if it is one."""
+    body = question.strip()
+    end = "?" if body.endswith("?") else ""
+    parts = [p.strip(" ,;?") for p in _PART_SPLIT.split(body.rstrip("?"))]
+    parts = [p for p in parts if p]
+    if len(parts) < 2 or not all(re.match(rf"(?i){_PART_START}", p) for p in parts):
+        return [question]
+    return [p + end if end else p for p in parts]
 
 
 def _kind(question: str) -> str:
