@@ -183,3 +183,19 @@ def test_a_part_nothing_answers_says_so_for_that_part_only(client):
     assert "Pasadena" in reply and "don't know" in reply
     reply = ask(client, FILLER, "What is my name, and where do I live?")
     assert reply.startswith("I don't know")
+
+
+def test_phrasal_verbs_and_kinds_of_things_are_read_generically():
+    from helpers.offline.language import content_stems, has_answer_type, is_kind_of, stem
+    assert "bed" in content_stems("What time do I turn in?")
+    assert "avoid" in content_stems("Is there anything I should steer clear of?")
+    assert is_kind_of(stem("cilantro"), stem("food"))  # a herb, and a herb is food
+    assert has_answer_type("number", "I retire at fifty-five.", set())
+    assert has_answer_type("time", "I teach third grade.", set())
+    assert not has_answer_type("number", "I teach third grade.", set())  # 'third' is not how many
+
+
+def test_an_ordinal_does_not_answer_how_many(client):
+    turns = [("I teach third grade at a primary school.", "Lovely.")] + FILLER
+    assert "third" in ask(client, turns, "Which year are my pupils in?")
+    assert "don't know" in ask(client, turns, "How many children are in my class?")

@@ -94,7 +94,42 @@ _GROUPS = [
     "lounge living",
     "support fan root",
     "nickname call",
+    "teach teacher pupil student class grade lesson",
+    "duty shift pager rota on-call",
+    "beach seaside coast shore sea ocean swim sunbathe",
+    "abroad overseas exchange foreign",
+    "buy purchase close key",
+    "sleep bed asleep bedtime",
+    "meet meeting appointment stand-up standup",
+    "marry married wedding honeymoon",
+    "travel trip head honeymoon",
+    "study degree master's masters bachelor's phd mba course",
+    "hope plan dream wish intend aspire aim",
+    "begin start open launch found",
+    "garden allotment plot yard",
+    "street road lane avenue",
+    "live house apartment flat",
+    "address house street",
+    "hate loathe unbearable awful",
+    "retire retirement",
+    "company startup firm business employer",
+    "avoid less reduce",
 ]
+
+# Phrasal verbs and idioms of everyday English, read as the one word they mean.
+_PHRASES = [(re.compile(rf"(?i)\b{k}\b"), v) for k, v in {
+    r"turns? in|turned in|turning in": "bed", r"cut(?:s|ting)? (?:back|down)": "reduce",
+    r"steer(?:s|ing)? clear|keep(?:s|ing)? away|stay(?:s|ing)? away": "avoid",
+    r"stop(?:s|ped)? work(?:ing)?|give up work(?:ing)?": "retire", r"get(?:ting)? married|tie the knot": "marry",
+    r"on call": "on-call", r"keep(?:s|ing)? (?:it |them )?out": "avoid", r"leave (?:it|them) out": "avoid",
+}.items()]
+
+
+def phrasal(text: str) -> str:
+    """Phrasal verbs replaced by the word they mean ("turn in" → "bed", "cut back on" → "reduce on")."""
+    for rx, word in _PHRASES:
+        text = rx.sub(word, text)
+    return text
 
 _IRREGULAR = {
     "lives": "live", "lived": "live", "living": "live", "went": "go", "gone": "go", "ate": "eat", "eaten": "eat",
@@ -197,7 +232,12 @@ _CATEGORIES = {
     "metal": "gold silver platinum copper steel titanium bronze",
     "camera": "fujifilm canon nikon sony leica",
     "language": "spanish french german italian chinese mandarin japanese portuguese arabic russian korean hindi dutch",
-    "condition": "diabetes asthma coeliac celiac epilepsy arthritis migraine",
+    "condition": "diabetes diabetic asthma asthmatic coeliac celiac epilepsy epileptic arthritis migraine",
+    "health": "diabetes diabetic asthma asthmatic coeliac celiac epilepsy epileptic arthritis migraine",
+    "activity": "hiking walking running swimming climbing camping cycling kayaking fishing skiing surfing sailing",
+    "dog": "greyhound labrador poodle beagle terrier spaniel collie retriever dachshund husky pug corgi whippet",
+    "business": "shop company restaurant",
+    "food": "herb vegetable fruit meat fish sugar salt bread cheese dairy nut",
     "hobby": "pottery yoga painting knitting gardening photography chess baking pilates dancing",
     "class": "pottery yoga painting pilates dance spin",
     "holiday": "vacation trip",
@@ -220,8 +260,9 @@ for _kind, _members in _CATEGORIES.items():
 
 
 def is_kind_of(member: str, kind: str) -> bool:
-    """'jazz' is a kind of 'music' (stems)."""
-    return kind in _KIND_OF_THING.get(member, set())
+    """'jazz' is a kind of 'music', 'cilantro' (a herb) a kind of 'food' (stems, two levels)."""
+    kinds = _KIND_OF_THING.get(member, set())
+    return kind in kinds or any(kind in _KIND_OF_THING.get(k, set()) for k in kinds)
 
 
 def is_specific(word: str) -> bool:
@@ -262,7 +303,7 @@ def words(text: str) -> list[str]:
 def content_stems(text: str) -> list[str]:
     """Stems of the words that carry meaning (stopwords dropped), in order, unique."""
     seen: dict[str, None] = {}
-    for w in words(text):
+    for w in words(phrasal(text)):
         lw = w.lower()
         if lw in STOPWORDS:
             continue
@@ -280,6 +321,7 @@ TIME_WORDS = _TIME_WORDS = frozenset((_MONTHS + " " + _DAYS + " tomorrow tonight
 _NUMBER_WORDS = frozenset("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
                           "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety "
                           "hundred thousand million dozen half couple few several".split())
+_ORDINALS = frozenset("first second third fourth fifth sixth seventh eighth ninth tenth".split())  # which year, not how many
 _PLACE_PREP = re.compile(r"\b(?:in|at|near|to|from|on|by|outside|inside|downtown|abroad|overseas)\b", re.I)
 
 
@@ -299,9 +341,11 @@ def has_answer_type(kind: str, text: str, exclude: set[str]) -> bool:
     toks = [w for w in words(text) if stem(w) not in exclude]
     lower = [w.lower() for w in toks]
     if kind == "time":
-        return any(any(ch.isdigit() for ch in w) or w in _TIME_WORDS or w in _NUMBER_WORDS for w in lower)
+        return any(any(ch.isdigit() for ch in w) or w in _TIME_WORDS or w in _ORDINALS
+                   or any(p in _NUMBER_WORDS for p in w.split("-"))
+                   for w in lower)
     if kind == "number":
-        return any(any(ch.isdigit() for ch in w) or w in _NUMBER_WORDS for w in lower)
+        return any(any(ch.isdigit() for ch in w) or any(p in _NUMBER_WORDS for p in w.split("-")) for w in lower)
     if kind == "name":
         return any(w[:1].isupper() for i, w in enumerate(toks) if i > 0 and w not in ("I", "I'm"))
     if kind == "person":

@@ -37,7 +37,7 @@ _QWORDS = {"what", "which", "who", "whom", "whose", "when", "where", "why", "how
            "am", "was", "were", "can", "could", "should", "would", "will", "have", "has", "any", "tell", "remind",
            # words that frame a question rather than carry its meaning
            "kind", "sort", "type", "use", "keep", "follow", "need", "see", "seeing", "take", "make", "want", "usually",
-           "normally", "exactly", "currently", "happen", "exact", "particular", "specific"}
+           "normally", "exactly", "currently", "find", "happen", "exact", "particular", "specific"}
 _ADVICE = re.compile(r"\b(?:should|could|recommend|suggest|worth|ideas?|tips?|advice|can (?:i|we|you)|any|best|good|"
                      r"nice|is there|are there|how do (?:i|we) get)\b", re.I)
 _STRONG_ADVICE = re.compile(r"\b(?:should (?:i|we)|could (?:i|we)|recommend|suggest|worth|ideas?|tips?|advice|"
@@ -84,7 +84,9 @@ def question_parts(question: str) -> list[str]:
 
 def _kind(question: str) -> str:
     q = question.lower().replace("’", "'")
-    if re.search(r"\bhow (?:many|much|old|long|far|often|tall|big)\b|\bwhat (?:number|amount|age|percentage)\b", q):
+    if re.search(r"\bhow often\b", q):
+        return "time"
+    if re.search(r"\bhow (?:many|much|old|long|far|tall|big)\b|\bwhat (?:number|amount|age|percentage)\b", q):
         return "number"
     if re.search(r"\bwhen\b|\bwhat (?:time|day|date|year|month)\b|\bwhich (?:day|date|month|year)\b", q):
         return "time"
