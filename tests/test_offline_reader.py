@@ -199,3 +199,12 @@ def test_an_ordinal_does_not_answer_how_many(client):
     turns = [("I teach third grade at a primary school.", "Lovely.")] + FILLER
     assert "third" in ask(client, turns, "Which year are my pupils in?")
     assert "don't know" in ask(client, turns, "How many children are in my class?")
+
+
+def test_synonyms_are_one_thing_and_a_member_of_a_synonym_counts_but_names_nothing(client):
+    turns = [("My apartment number is 4C.", "Noted.")] + FILLER
+    assert "4C" in ask(client, turns, "Which flat do I live in?")  # flat = apartment, not another kind of home
+    turns = [("I'm trying to cut back on salt.", "Good idea.")] + FILLER
+    assert "salt" in ask(client, turns, "What am I eating less of?")  # salt is a food
+    turns = [("I'm applying for a master's in economics.", "Good luck.")] + FILLER
+    assert "don't know" in ask(client, turns, "Which university am I applying to?")

@@ -16,6 +16,7 @@ __all__ = [
     "stem",
     "content_stems",
     "related",
+    "synonyms",
     "same_person",
     "is_kind_of",
     "is_specific",
@@ -275,7 +276,13 @@ def other_member(asked: str, said: set[str]) -> bool:
     if asked in said:
         return False
     kinds = _KIND_OF_THING.get(asked, set())
-    return any(kinds & _KIND_OF_THING.get(s, set()) and s != asked and not is_kind_of(asked, s) for s in said)
+    return any(kinds & _KIND_OF_THING.get(s, set()) and s != asked and not is_kind_of(asked, s)
+               and not related(asked, s) for s in said)  # 'flat' and 'apartment' are one thing
+
+
+def synonyms(word: str) -> frozenset[str]:
+    """The stems in a synonym group with `word` (a stem)."""
+    return _SYN.get(word, frozenset())
 
 
 def related(a: str, b: str) -> bool:

@@ -17,7 +17,7 @@ import threading
 from dataclasses import dataclass, field
 
 from .language import (STOPWORDS, TIME_WORDS, content_stems, has_answer_type, is_kind_of, is_specific, other_member,
-                       proper_names, related, same_person, sentences, stem, words)
+                       proper_names, related, same_person, sentences, stem, synonyms, words)
 from .person import first_person, mentions, resolve_pronouns, strip_discourse, third_to_second, to_second
 from .question import PERSON_STEMS, Question, is_question, read_question, split_clauses
 
@@ -185,6 +185,8 @@ def _match(qs: str, qword: str, st: Statement, alias: dict[str, set[str]], stric
         return 0.8
     if any(is_kind_of(s, qs) for s in st.stems):
         return 0.9  # asked "what music", said "jazz"
+    if any(is_kind_of(s, k) for s in st.stems for k in synonyms(qs)):
+        return 0.5  # asked what they "eat", said "sugar" (a food): counts, but never names the thing asked about
     best = max((_word_similarity(qword.lower(), w) for w in st.words), default=0.0)
     return best if best >= 0.5 else 0.0
 
