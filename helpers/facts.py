@@ -23,7 +23,6 @@ the reply path (a thread with a bounded queue that never drops work and drains a
 from __future__ import annotations
 
 import atexit
-import json
 import logging
 import queue
 import re
@@ -42,6 +41,7 @@ from bson import ObjectId
 from . import prompts
 from .config import ConfigError, Settings, load_settings
 from .conversation import text_of
+from .structured import ToolOutputError, call_tool
 from .summary import extract_facts
 from .vector import Hit, MemoryIndex, _aware, _check_source, _now, _percentiles, check_user_id, content_hash
 
@@ -143,30 +143,22 @@ class FactMemory:
 
     # -- the contradiction check
     def reconcile(self, new_fact: str, older: list[str]) -> tuple[list[int], list[int]]:
-        """Ask the model which `older` facts `new_fact` makes outdated and which it repeats: (replaces, duplicates)."""
+        """Ask the model which `older` facts `new_fact` makes outdated and which it repeats: (replaces, duplicates).
+
+        Uses the forced `reconcile_facts` tool; unusable output raises ToolOutputError (never "no change")."""
         if self.client is None:
             raise ConfigError("reconcile needs a client: FactMemory(..., client=get_client(settings))")
         lines = "\n".join(f"{i}. {' '.join(text.split())}" for i, text in enumerate(older))
         body = f"<new_fact>\n{' '.join(new_fact.split())}\n</new_fact>\n<older_facts>\n{lines}\n</older_facts>"
-        reply = self.client.messages.create(model=self.model, max_tokens=200, system=prompts.RECONCILE_TASK,
-                                            messages=[{"role": "user", "content": body}])
-        if self.ledger is not None:
-            self.ledger.record("reconcile", reply.model, reply.usage)
         self.stats["reconcile_calls"] += 1
-        raw = "".join(b.text for b in reply.content if b.type == "text")
-        match = re.search(r"\{.*\}", raw, re.S)
-        try:
-            data = json.loads(match.group(0) if match else raw)
-        except ValueError:
-            return [], []
-
-        def indices(key: str) -> list[int]:
-            values = data.get(key, []) if isinstance(data, dict) else []
-            values = values if isinstance(values, list) else []
-            return sorted({v for v in values if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < len(older)})
-
-        replaces = indices("replaces")
-        return replaces, [i for i in indices("duplicates") if i not in replaces]
+        data = call_tool(self.client, model=self.model, max_tokens=200, system=prompts.RECONCILE_TASK,
+                         tool=prompts.RECONCILE_TOOL, content=body, ledger=self.ledger, purpose="reconcile")
+        wrong = [i for i in data["replaces"] + data["duplicates"] if i >= len(older)]
+        if wrong:
+            raise ToolOutputError(prompts.RECONCILE_TOOL["name"], f"index {wrong[0]} is not one of the "
+                                  f"{len(older)} older facts", data)
+        replaces = sorted(set(data["replaces"]))
+        return replaces, sorted(set(data["duplicates"]) - set(replaces))
 
     # -- writing facts
     def add_facts(self, user_id: str, facts: list[str], source: dict | None = None, *,

@@ -367,10 +367,15 @@ class BoundedMemory(_Base):
             return {}, info, []
         t0 = time.perf_counter()
 
+        known = list(session.get("facts") or [])  # every fact the summary is responsible for, carried merge to merge
+
         def merge(summary: str, messages: list[dict]):
-            return merge_summary(self.client, self.settings.summary_model, summary, messages,
-                                 max_tokens=self.summary_max_tokens, extraction_model=self.settings.extraction_model,
-                                 ledger=self.ledger, check_retention=self.check_retention)
+            result = merge_summary(self.client, self.settings.summary_model, summary, messages,
+                                   max_tokens=self.summary_max_tokens, extraction_model=self.settings.extraction_model,
+                                   ledger=self.ledger, check_retention=self.check_retention, known_facts=known)
+            if result.retention is not None or result.facts:
+                known[:] = result.facts
+            return result
 
         out = fold_pending(merge, session.get("summary", ""), session.get("summary_tokens") or 0, pending,
                            max_tokens=self.pending_max_tokens, max_count=self.pending_max_count, max_chunks=max_chunks)
@@ -387,15 +392,16 @@ class BoundedMemory(_Base):
             first = min([s for s in [covers.get("first_seq"), *seqs] if s is not None], default=None)
             last = max([s for s in [covers.get("last_seq"), *seqs] if s is not None], default=None)
             base = session.get("base_tokens")
-            fields.update({"summary": out.summary, "summary_tokens": out.summary_tokens, "retention": out.retention,
-                           "missing": out.missing,
+            last = out.results[-1]  # it checked every fact the summary is responsible for, old and new
+            fields.update({"summary": out.summary, "summary_tokens": out.summary_tokens, "retention": last.retention,
+                           "missing": last.missing, "facts": known,
                            "summary_covers": {"first_seq": first, "last_seq": last,
                                               "count": covers["count"] + len(out.merged)}})
             # The system prompt grew or shrank by the summary's change; the first summary needs one count.
             fields["base_tokens"] = ((base + out.summary_tokens - (session.get("summary_tokens") or 0))
                                      if session.get("summary") and base is not None
                                      else self._count_base(self.system_prompt({"summary": out.summary})))
-            info["summary_result"] = {"calls": out.calls, "retention": out.retention, "missing": out.missing,
+            info["summary_result"] = {"calls": out.calls, "retention": last.retention, "missing": last.missing,
                                       "merged": len(out.merged)}
         left_out = [m["seq"] for m in out.unsummarised if m.get("seq") is not None]
         if out.merged or out.unsummarised:

@@ -1,9 +1,10 @@
 """Deterministic scripted conversations for simulations: a trip-planning chat with Scout. Taught in 03_context_window_overflow.
 
-`trip_script(n)` returns `n` user messages. The first turns plant facts about the user (name, favourite
-colour, home, allergy, hotel, dog); every later turn is a filler question about Los Angeles built from
-templates × places × details, so texts vary but the same `n` always gives the same script, and a longer
-script starts with the shorter one. Filler never states a fact, so the planted facts are the only ones.
+`trip_script(n)` returns `n` user messages. The first turns tell Scout about the user in ordinary words
+(name, favourite colour, home, allergy, hotel, dog); every later turn is a filler question about Los Angeles
+built from templates × places × details, so texts vary but the same `n` always gives the same script, and a
+longer script starts with the shorter one. Filler turns are questions that tell nothing about the user, so
+the planted answers appear only where they were told. Nothing here is phrased for a particular model.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ OPENING_TURNS: tuple[str, ...] = (
     "Hi Scout, my name is Maya and my favorite color is teal.",
     "I live in Portland. I'm flying down to Los Angeles next month for a week and want to plan it with you.",
     "I'm allergic to peanuts, so please keep that in mind for any food suggestions.",
-    "My hotel is the Ace Hotel downtown. We'll mostly get around by train, bus and on foot.",
-    "My dog's name is Biscuit. He is staying with a friend in Oregon while I travel.",
+    "We're staying at the Ace Hotel downtown and will mostly get around by train, bus and on foot.",
+    "Our dog Biscuit is staying with a friend in Oregon while I travel, so I'll miss him.",
 )
 
 # (recall question, substring the correct answer contains), for the facts planted in OPENING_TURNS.
@@ -30,7 +31,7 @@ PLANTED_FACTS: list[tuple[str, str]] = [
     ("What is my favorite color?", "teal"),
     ("Where do I live?", "Portland"),
     ("What am I allergic to?", "peanuts"),
-    ("What is my hotel?", "Ace Hotel"),
+    ("Which hotel am I staying at?", "Ace Hotel"),
     ("What is my dog's name?", "Biscuit"),
 ]
 
@@ -103,15 +104,16 @@ def trip_script(n_turns: int) -> list[str]:
     return opening + [_filler(i) for i in range(n_turns - len(opening))]
 
 
-# Details told once, mid-conversation, in words no fact rule turns into a "The user's X is Y" fact:
-# a rolling summary keeps at most their gist, while an episodic memory keeps the exact words.
+# Details told once, mid-conversation, as a traveller would mention them: exact times, codes and flight
+# numbers. Whether a rolling summary keeps them depends on the summariser and its cap; an episodic memory
+# keeps the exact words either way.
 PLANTED_DETAILS: tuple[tuple[int, str, str, str], ...] = (
     # (turn index, statement, recall question, substring the answer needs)
-    (8, "Our dinner reservation at Bestia is at 7:45pm on Friday, table for three.",
+    (8, "We managed to get a table at Bestia on Friday at 7:45pm, just the three of us.",
      "What time is our dinner reservation at Bestia?", "7:45pm"),
-    (14, "Our tickets for the Broad museum are for 2:30pm on Sunday, confirmation QX7-55K.",
+    (14, "I booked the Broad museum for Sunday at 2:30pm; the confirmation code is QX7-55K.",
      "What is the confirmation code for our Broad museum tickets?", "QX7-55K"),
-    (21, "My sister Ines lands at LAX on Thursday on flight DL1187.",
+    (21, "My sister Ines is flying into LAX on Thursday, flight DL1187.",
      "Which flight does my sister Ines land on?", "DL1187"),
 )
 

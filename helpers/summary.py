@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 
@@ -10,6 +9,9 @@ import anthropic
 
 from . import prompts
 from .conversation import text_of
+from .structured import call_tool
+from .retention import check_retention as _check
+from .retention import fact_present
 
 __all__ = [
     "SummaryResult",
@@ -20,12 +22,6 @@ __all__ = [
     "merge_summary",
     "system_with_summary",
 ]
-
-_GENERIC = set(
-    "the a an is are was of to in on at and or user user's users their they them has have likes like loves love "
-    "lives live works work as name named called favorite favourite color colour is with for from".split()
-)
-
 
 def format_turns(messages: list[dict]) -> str:
     """Messages as plain `User: …` / `Assistant: …` lines (what the summariser and extractor read)."""
@@ -54,38 +50,15 @@ def _record(ledger, purpose: str, message) -> None:
 
 
 def extract_facts(client: anthropic.Anthropic, model: str, messages: list[dict], ledger=None) -> list[str]:
-    """Facts the user stated in `messages`, as standalone third-person sentences, via the extraction prompt."""
+    """Facts about the user in `messages`, as standalone third-person sentences, via the forced `record_facts` tool.
+
+    Raises `helpers.structured.ToolOutputError` (an `anthropic.APIError`) when the model's output is unusable,
+    so callers keep the exchange pending instead of reading it as "no facts"."""
     if not any(m["role"] == "user" for m in messages):
         return []
-    reply = client.messages.create(model=model, max_tokens=400, system=prompts.EXTRACTION_TASK,
-                                   messages=[{"role": "user", "content": format_turns(messages)}])
-    _record(ledger, "extraction", reply)
-    raw = "".join(b.text for b in reply.content if b.type == "text").strip()
-    match = re.search(r"\{.*\}", raw, re.S)
-    try:
-        facts = json.loads(match.group(0) if match else raw).get("facts", [])
-    except (ValueError, AttributeError):
-        return []
-    return [f.strip() for f in facts if isinstance(f, str) and f.strip()]
-
-
-def _words(text: str) -> list[str]:
-    return re.findall(r"[\w$€£'-]+", text.lower())
-
-
-def fact_present(fact: str, summary: str) -> bool:
-    """Whether a fact sentence survives in the summary: its distinctive words (names, numbers) all appear,
-    and at least half of its other content words do."""
-    have = set(_words(summary))
-    raw = re.findall(r"[\w$€£'-]+", fact)
-    distinctive = [w.lower() for i, w in enumerate(raw) if (w[0].isupper() and i > 0 and w.lower() not in _GENERIC)
-                   or any(ch.isdigit() for ch in w)]
-    content = [w for w in _words(fact) if w not in _GENERIC and w not in distinctive]
-    if any(w not in have for w in distinctive):
-        return False
-    if not content:
-        return bool(distinctive)
-    return sum(w in have for w in content) >= max(1, len(content) / 2)
+    data = call_tool(client, model=model, max_tokens=400, system=prompts.EXTRACTION_TASK, tool=prompts.EXTRACTION_TOOL,
+                     content=format_turns(messages), ledger=ledger, purpose="extraction")
+    return [" ".join(f.split()) for f in data["facts"] if f.strip()]
 
 
 @dataclass
@@ -109,10 +82,12 @@ class SummaryResult:
 
 def merge_summary(client: anthropic.Anthropic, model: str, old_summary: str, dropped: list[dict], *,
                   max_tokens: int, extraction_model: str | None = None, ledger=None,
-                  check_retention: bool = True) -> SummaryResult:
-    """Merge `dropped` into `old_summary` with one summary call; check that the facts stated in `dropped`
-    survive, and re-merge once naming any that were lost. `truncated` flags a summary cut at max_tokens.
-    Raises the SDK's errors (helpers.pending decides whether to retry, shorten or give up)."""
+                  check_retention: bool = True, known_facts: list[str] | None = None) -> SummaryResult:
+    """Merge `dropped` into `old_summary` with one summary call, then check the value words of every fact the
+    summary is responsible for: `known_facts` (from earlier merges) plus the facts stated in `dropped`.
+    Lost ones are named in one re-merge. `retention` is None when there was nothing to check; `truncated`
+    flags a summary cut at max_tokens. Raises the SDK's errors (helpers.pending decides whether to retry,
+    shorten or give up)."""
     reply = client.messages.create(**summary_request(model, old_summary, dropped, max_tokens))
     _record(ledger, "summary", reply)
     summary = "".join(b.text for b in reply.content if b.type == "text").strip()
@@ -120,21 +95,24 @@ def merge_summary(client: anthropic.Anthropic, model: str, old_summary: str, dro
     truncated = reply.stop_reason == "max_tokens"
     if not check_retention:
         return SummaryResult(summary, tokens, calls=calls, truncated=truncated)
-    facts = extract_facts(client, extraction_model or model, dropped, ledger)
+    new = extract_facts(client, extraction_model or model, dropped, ledger)
     calls += 1 if any(m["role"] == "user" for m in dropped) else 0
-    missing = [f for f in facts if not fact_present(f, summary)]
+    facts = list(dict.fromkeys([*(known_facts or []), *new]))
+    check = _check(facts, summary)
     remerged = False
-    if missing:
-        retry = client.messages.create(**summary_request(model, old_summary, dropped, max_tokens, must_keep=missing))
+    # Re-merge only when this merge lost something (a new fact, or one the old summary still had); facts
+    # lost earlier stay counted as lost but do not cost a second call on every later merge.
+    if any(f in new or fact_present(f, old_summary) for f in check.lost):
+        retry = client.messages.create(**summary_request(model, old_summary, dropped, max_tokens,
+                                                         must_keep=check.lost))
         _record(ledger, "summary", retry)
         calls += 1
         candidate = "".join(b.text for b in retry.content if b.type == "text").strip()
-        still = [f for f in facts if not fact_present(f, candidate)]
-        if len(still) <= len(missing):
-            summary, tokens, missing, remerged = candidate, retry.usage.output_tokens, still, True
+        second = _check(facts, candidate)
+        if len(second.lost) <= len(check.lost):
+            summary, tokens, check, remerged = candidate, retry.usage.output_tokens, second, True
             truncated = retry.stop_reason == "max_tokens"
-    retention = 1.0 if not facts else (len(facts) - len(missing)) / len(facts)
-    return SummaryResult(summary, tokens, facts, missing, retention, remerged, calls, truncated)
+    return SummaryResult(summary, tokens, facts, check.lost, check.score, remerged, calls, truncated)
 
 
 _BLOCK_TAG = re.compile(r"<\s*/?\s*(?:conversation_summary|remembered_memories)\s*>", re.I)

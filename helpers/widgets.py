@@ -306,13 +306,15 @@ class ChatWidget(widgets.VBox):
             body = f'<div class="gte-summary-text" style="white-space:pre-wrap">{_esc(summary)}</div>'
             tokens = state.get("summary_tokens")
             meta = [f"{tokens:,} tokens"] if tokens else []
-            if retention is not None:
-                meta.append(f"retention {retention:.0%} of facts from dropped turns")
+            meta.append("retention n/a (no stated facts to check)" if retention is None
+                        else f"retention {retention:.0%} of the facts it is responsible for")
+            body += f'<div class="gte-retention" style="{_MUTED}">{_esc(" · ".join(meta))}</div>'
             missing = state.get("missing") or []
-            if missing:
-                meta.append("missing: " + "; ".join(str(m) for m in missing[:5]))
-            if meta:
-                body += f'<div class="gte-retention" style="{_MUTED}">{_esc(" · ".join(meta))}</div>'
+            if missing:  # the facts the summary lost, each on its own line
+                lost = "".join(f"<li>{_esc(m)}</li>" for m in missing[:8])
+                more = f"<li>… and {len(missing) - 8} more</li>" if len(missing) > 8 else ""
+                body += (f'<div class="gte-lost" style="{_LINE["error"]}">lost from the summary:'
+                         f'<ul style="margin:2px 0 0 1em;padding:0">{lost}{more}</ul></div>')
         elif state.get("budget") is None and state.get("stage") in ("stateless", "history"):
             body = f'<div style="{_MUTED}">This strategy keeps no summary.</div>'
         else:

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers.reader_eval import declines
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,6 +36,15 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic
 # Long enough that the second exchange pushes the first out of an 80-token window (so a summary appears).
 MESSAGES = ["Hi Scout, my name is Maya and my favorite color is teal.",
             "I live in Portland and I am flying down to Los Angeles next month for a week."]
+# Issue 12's exchanges, typed after MESSAGES: (message, a word the reply must contain, or None for a statement).
+EXCHANGES = [("My sister Priya lives in Pasadena and she is a nurse.", None),
+             ("Any good tacos near Echo Park?", None),
+             ("Which beach is nice for a morning walk?", None),
+             ("Where does my sister live?", "Pasadena"),
+             ("My cousin Theo works at the Getty Center.", None),
+             ("Where does my cousin work?", "Getty"),
+             ("I'm vegetarian, so no meat please.", None),
+             ("What should I avoid eating?", "meat")]
 KERNEL_IDLE = "Python 3 (ipykernel) | Idle"
 # The widget the reader types into carries this class (notebook 06 also shows a scripted demo widget above it).
 CHAT = ".gte-chat.gte-reader"
@@ -197,6 +208,13 @@ def test_chat_widget_in_jupyterlab(tmp_path):
                 assert "What is my name, and where do I live?" in log.locator(".gte-msg-user").nth(2).inner_text()
                 assert "Maya" in log.locator(".gte-msg-assistant").nth(2).inner_text()
                 assert chat.locator(".gte-input input").input_value() == ""
+                # issue 12: what the user said in their own words is read back from the request
+                for n, (text, expected) in enumerate(EXCHANGES, start=3):
+                    _chat(page, text, replies_before=n)
+                    if expected:
+                        reply = log.locator(".gte-msg-assistant").nth(n).inner_text()
+                        assert expected.lower() in reply.lower() and not declines(reply), (text, reply)
+                assert log.locator(".gte-msg-error").count() == 0, log.inner_text()
                 chat.scroll_into_view_if_needed()
                 page.screenshot(path=str(ARTIFACTS / "browser_widget_success.png"))
                 chat.screenshot(path=str(ARTIFACTS / "browser_widget_success_widget.png"))

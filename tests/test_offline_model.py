@@ -192,11 +192,15 @@ def test_fault_plan_parsing():
 
 # --- tasks the helpers ask of it ---------------------------------------------------------------------
 
-def test_fact_finder_handles_all_three_persons():
-    assert [f.value for f in find_facts("My name is Alice and I love hiking.")] == ["Alice", "hiking"]
-    assert find_facts("Your favorite color is green.", "second")[0].key == "favorite color"
+def test_fact_finder_reads_statements_generically():
+    assert [f.sentence for f in find_facts("My name is Alice and I love hiking.")] == [
+        "The user's name is Alice.", "The user loves hiking."]
+    assert find_facts("My sister Priya lives in Pasadena and she is a nurse.")[1].sentence == \
+        "The user's sister Priya is a nurse."
+    assert find_facts("Your table at Bestia is booked for 7:45pm.", "second")[0].sentence == \
+        "The user's table at Bestia is booked for 7:45pm."
     assert find_facts("The user lives in Denver.", "third")[0].sentence == "The user lives in Denver."
-    assert find_facts("What is my name?") == []
+    assert find_facts("What is my name?") == [] and find_facts("Tell me about tacos.") == []
 
 
 def test_extraction_task_returns_json_facts(client):

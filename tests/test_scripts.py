@@ -2,7 +2,7 @@
 
 import pytest
 
-from helpers.offline_model import count_text_tokens, find_facts
+from helpers.tokens import local_tokens
 from helpers.scripts import (EXACT_LOOKUPS, OPENING_TURNS, PARAPHRASED, PLANTED_DETAILS, PLANTED_FACTS,
                              recall_questions, recall_script, trip_script)
 
@@ -17,23 +17,28 @@ def test_trip_script_is_deterministic_and_prefix_stable():
         trip_script(0)
 
 
-def test_only_the_opening_turns_state_facts():
-    script = trip_script(200)
-    planted = [f.value for text in script[:len(OPENING_TURNS)] for f in find_facts(text, "first")]
-    for _question, expected in PLANTED_FACTS:
-        assert any(expected in value for value in planted), expected
-    assert all(not find_facts(text, "first") for text in script[len(OPENING_TURNS):])
+def test_planted_answers_are_told_only_where_they_are_planted():
+    script = recall_script(200)
+    told_at = {i for i in range(len(OPENING_TURNS))} | {index for index, *_rest in PLANTED_DETAILS}
+    for _kind, _question, answer in recall_questions():
+        where = {i for i, text in enumerate(script) if answer.lower() in text.lower()}
+        assert where and where <= told_at, (answer, sorted(where))
+
+
+def test_filler_turns_are_questions():
+    for text in trip_script(200)[len(OPENING_TURNS):]:
+        assert "?" in text and not text.lower().startswith(("i ", "i'm", "my ", "we're", "our ")), text
 
 
 def test_filler_turns_have_realistic_lengths():
-    lengths = [count_text_tokens(t) for t in trip_script(120)[len(OPENING_TURNS):]]
+    lengths = [local_tokens(t) for t in trip_script(120)[len(OPENING_TURNS):]]
     assert 12 <= min(lengths) and max(lengths) <= 40
 
 
-def test_recall_script_plants_details_that_no_fact_rule_catches():
+def test_recall_script_plants_each_detail_at_its_turn():
     script = recall_script(40)
     for index, statement, _question, _answer in PLANTED_DETAILS:
-        assert script[index] == statement and find_facts(statement, "first") == []
+        assert script[index] == statement
     assert script[:len(OPENING_TURNS)] == list(OPENING_TURNS)
     assert recall_script(40) == script
 

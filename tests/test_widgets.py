@@ -89,7 +89,7 @@ def test_send_updates_log_and_every_panel(client, settings):
     results = [w.send(text) for text in SCRIPT]
     assert all(isinstance(r, TurnResult) for r in results)
     assert lines(w, "user") == lines(w, "assistant") == 3 and lines(w, "error") == 0
-    assert "Your name is Maya" in w.log_view.value
+    assert "Maya" in results[-1].reply  # the name was in the request; wording is the model's
     for name, old in before.items():
         assert getattr(w, name).value != old, name
     # summary: the first exchange left the 80-token window and was summarised
@@ -218,7 +218,7 @@ def test_history_memory_has_no_summary(client, settings):
     w = ChatWidget(memory)
     for text in SCRIPT:
         w.send(text)
-    assert lines(w, "assistant") == 3 and "Your name is Maya" in w.log_view.value
+    assert lines(w, "assistant") == 3 and "Maya" in w.last_result.reply
     assert "keeps no summary" in w.summary_view.value
     assert w.window_view.value.count("gte-window-msg") == 6 and FACT in w.window_view.value
     # no ledger: the chat call is priced with the memory's model
@@ -329,3 +329,15 @@ def test_long_log_says_older_messages_are_above():
     for i in range(4):
         widget.send(f"message number {i}")
     assert "8 messages" in widget.log_view.value and "overflow-y:scroll" in widget.log_view.value
+
+
+def test_summary_panel_lists_lost_facts_and_says_n_a_when_nothing_was_checked():
+    lost = ["The user is allergic to peanuts.", "The user's dog is named Biscuit."]
+    w, _ = stub_widget(state={"summary": "The user likes teal.", "summary_tokens": 6, "retention": 1 / 3,
+                              "missing": lost})
+    w.refresh()
+    assert "retention 33%" in w.summary_view.value and "gte-lost" in w.summary_view.value
+    assert all(f"<li>{fact.replace(chr(39), '&#x27;')}</li>" in w.summary_view.value for fact in lost)
+    w, _ = stub_widget(state={"summary": "The user asked about beaches.", "summary_tokens": 6, "retention": None})
+    w.refresh()
+    assert "retention n/a" in w.summary_view.value and "gte-lost" not in w.summary_view.value

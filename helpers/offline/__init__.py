@@ -1,0 +1,19 @@
+"""The offline model, in parts: tokens, faults, the reader, the chat reply, the helper tasks, the model and transport. Plumbing behind 01_goldfish_stateless (you can skip this).
+
+- `tokens`    local BPE token counts and the documented framing overheads (03)
+- `faults`    injected API faults for reliability tests
+- `language`  sentences, stems, synonyms, answer types
+- `person`    who a sentence is about; first/second/third person rewriting; pronouns
+- `question`  what a question asks about and the kind of answer it wants
+- `reader`    statements in a request, and the one that answers a question
+- `chat`      the chat reply built from the reader
+- `facts`     facts as third-person statements; when two facts clash
+- `tasks`     summary, fact extraction, reconciliation
+- `model`     request validation, usage, tool use, the httpx2 transport
+"""
+
+from .faults import FaultPlan, OfflineAPIError
+from .model import MODEL_LABEL, OfflineModel, OfflineTransport
+from .tokens import count_text_tokens
+
+__all__ = ["OfflineModel", "OfflineTransport", "OfflineAPIError", "FaultPlan", "MODEL_LABEL", "count_text_tokens"]

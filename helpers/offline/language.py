@@ -1,0 +1,364 @@
+"""Words for the offline model: sentences, stems, synonyms, answer types. Plumbing behind 01_goldfish_stateless (you can skip this).
+
+Everything here is generic English handling (no knowledge of any script): a light suffix stemmer,
+small synonym groups for common verbs and question words, and detectors for the kind of word a
+question asks for (a time, a number, a place, a name).
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "WORD",
+    "sentences",
+    "words",
+    "stem",
+    "content_stems",
+    "related",
+    "synonyms",
+    "same_person",
+    "is_kind_of",
+    "is_specific",
+    "other_member",
+    "STOPWORDS",
+    "PERSON_NOUNS",
+    "has_answer_type",
+    "proper_names",
+    "TIME_WORDS",
+]
+
+WORD = re.compile(r"[A-Za-z0-9$€£][A-Za-z0-9$€£'’:.,/-]*[A-Za-z0-9]|[A-Za-z0-9]")
+
+STOPWORDS = frozenset(
+    "a an the and or but if then so to of in on at for with about from by as is are was were be been being am "
+    "i i'm i've i'd i'll me my mine myself you you're your yours we we're our ours us it it's its this that these "
+    "those what what's which who who's whom whose when where where's why how do does did done can could should would "
+    "will shall may might must have has had not no yes please tell give some any more most very just also really "
+    "there here than too much many few get got let lets let's ok okay hi hello hey thanks thank "
+    "going go good nice things thing something anything into over again remind remember know recall "
+    "told tell said say mention mentioned by way btw oh well actually anyway he she his her him they them their "
+    "user user's users the user's you've you'd you'll don't doesn't didn't am is isn't aren't wasn't "
+    "up out off all one ever still now currently each every".split()
+)
+
+# Words that name people (or animals) in someone's life: the subject of "my sister ... she".
+PERSON_NOUNS = frozenset(
+    "sister brother mother father mom mum dad mommy daddy parent parents wife husband partner spouse son daughter "
+    "child children kid kids baby friend friends cousin aunt uncle niece nephew grandmother grandfather grandma "
+    "grandpa granddaughter grandson boss manager colleague coworker co-worker roommate flatmate neighbor neighbour "
+    "boyfriend girlfriend fiance fiancee fiancé fiancée twin stepmother stepfather stepson stepdaughter teacher "
+    "doctor dentist therapist coach mentor landlord assistant dog cat puppy kitten pet horse bird parrot rabbit "
+    "hamster sibling siblings in-law mother-in-law father-in-law sister-in-law brother-in-law gran granny "
+    "nana grandparents grandparent pup doggy kitty pal buddy supervisor wives husbands daughters sons sisters brothers "
+    "cousins nieces nephews aunts uncles friends parents kids".split()
+)
+
+# Synonym groups: words a question may use for what a statement says in other words.
+_GROUPS = [
+    "live reside home base move hometown address",
+    "work job employ profession career occupation employer gig",
+    "name call",
+    "eat food meal diet vegetarian vegan meat cook dish restaurant lunch dinner breakfast snack cuisine",
+    "avoid not no never without skip allergic allergy intolerant hate dislike can't cannot don't",
+    "like love enjoy favorite favourite prefer fan adore fond",
+    "hate dislike can't stand detest",
+    "age old year born",
+    "birthday born birth",
+    "phone number code pin password combination",
+    "car drive vehicle",
+    "pet dog cat puppy kitten",
+    "marry married wife husband partner spouse",
+    "study school university college major degree student",
+    "travel trip fly flight visit vacation holiday journey",
+    "meet meeting appointment",
+    "speak language",
+    "cost price pay budget spend dollar money afford",
+    "arrive land get reach",
+    "leave depart",
+    "play sport instrument",
+    "allergic allergy allergies react",
+    "drink coffee tea beer wine alcohol",
+    "book booking reservation reserve reserved table",
+    "hotel stay room",
+    "flat apartment",
+    "dog pup puppy",
+    "cat kitten kitty",
+    "boss manager supervisor",
+    "colleague coworker co-worker",
+    "phone mobile cellphone cell",
+    "computer laptop pc",
+    "bike bicycle",
+    "grow raise bring",
+    "begin start",
+    "autumn fall",
+    "lounge living",
+    "support fan root",
+    "nickname call",
+    "teach teacher pupil student class grade lesson",
+    "duty shift pager rota on-call",
+    "beach seaside coast shore sea ocean swim sunbathe",
+    "abroad overseas exchange foreign",
+    "buy purchase close key",
+    "sleep bed asleep bedtime",
+    "meet meeting appointment stand-up standup",
+    "marry married wedding honeymoon",
+    "travel trip head honeymoon",
+    "study degree master's masters bachelor's phd mba course",
+    "hope plan dream wish intend aspire aim",
+    "begin start open launch found",
+    "garden allotment plot yard",
+    "street road lane avenue",
+    "live house apartment flat",
+    "address house street",
+    "hate loathe unbearable awful",
+    "retire retirement",
+    "company startup firm business employer",
+    "avoid less reduce",
+]
+
+# Phrasal verbs and idioms of everyday English, read as the one word they mean.
+_PHRASES = [(re.compile(rf"(?i)\b{k}\b"), v) for k, v in {
+    r"turns? in|turned in|turning in": "bed", r"cut(?:s|ting)? (?:back|down)": "reduce",
+    r"steer(?:s|ing)? clear|keep(?:s|ing)? away|stay(?:s|ing)? away": "avoid",
+    r"stop(?:s|ped)? work(?:ing)?|give up work(?:ing)?": "retire", r"get(?:ting)? married|tie the knot": "marry",
+    r"on call": "on-call", r"keep(?:s|ing)? (?:it |them )?out": "avoid", r"leave (?:it|them) out": "avoid",
+}.items()]
+
+
+def phrasal(text: str) -> str:
+    """Phrasal verbs replaced by the word they mean ("turn in" → "bed", "cut back on" → "reduce on")."""
+    for rx, word in _PHRASES:
+        text = rx.sub(word, text)
+    return text
+
+_IRREGULAR = {
+    "lives": "live", "lived": "live", "living": "live", "went": "go", "gone": "go", "ate": "eat", "eaten": "eat",
+    "children": "child", "kids": "kid", "wives": "wife", "people": "person", "men": "man", "women": "woman",
+    "born": "born", "flew": "fly", "flown": "fly", "flies": "fly", "drove": "drive", "driven": "drive",
+    "spoke": "speak", "spoken": "speak", "met": "meet", "left": "leave", "paid": "pay", "bought": "buy",
+    "got": "get", "made": "make", "took": "take", "taken": "take", "has": "have", "had": "have", "is": "be",
+    "was": "be", "were": "be", "are": "be", "am": "be", "does": "do", "did": "do", "studies": "study",
+    "studied": "study", "allergies": "allergy", "favourite": "favorite", "colour": "color", "colours": "color",
+    "neighbour": "neighbor", "mum": "mom", "moved": "move", "moving": "move", "called": "call", "named": "name",
+    "worked": "work", "working": "work", "works": "work", "stays": "stay", "stayed": "stay", "staying": "stay",
+    "married": "marry", "booked": "book", "reserved": "reserve", "reservations": "reservation",
+}
+
+
+def stem(word: str) -> str:
+    """A light stem: 'lives', 'living', 'lived' → 'liv'; 'sister's' → 'sister'."""
+    w = word.lower().replace("’", "'")
+    if w.endswith("'s"):
+        w = w[:-2]
+    w = w.strip("'.,:")
+    w = _IRREGULAR.get(w, w)
+    if len(w) > 4 and w.endswith("ies"):
+        w = w[:-3] + "y"
+    elif len(w) > 5 and w.endswith("ing"):
+        w = w[:-3]
+        if len(w) > 2 and w[-1] == w[-2] and w[-1] not in "ls":
+            w = w[:-1]
+    elif len(w) > 4 and w.endswith("ed"):
+        w = w[:-2] if not w.endswith("eed") else w[:-1]
+        if len(w) > 2 and w[-1] == w[-2] and w[-1] not in "ls":
+            w = w[:-1]
+    elif len(w) > 4 and w.endswith(("ches", "shes", "xes", "sses")):
+        w = w[:-2]
+    elif len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        w = w[:-1]
+    if len(w) > 3 and w.endswith("e"):
+        w = w[:-1]
+    return w
+
+
+_SYN: dict[str, frozenset[str]] = {}
+for _group in _GROUPS:
+    _stems = frozenset(stem(w) for w in _group.split())
+    for _s in _stems:
+        _SYN[_s] = _SYN.get(_s, frozenset()) | _stems
+
+
+# Words for the same person, and words for a kind of person that a more specific word belongs to.
+_SAME_PERSON = [
+    "grandmother gran grandma granny nana", "grandfather grandpa granddad gramps", "father dad daddy papa",
+    "mother mom mum mommy mummy mama", "child children kid kids", "friend pal buddy mate", "dog pup puppy doggy",
+    "cat kitten kitty", "boss manager supervisor", "colleague coworker co-worker", "partner spouse",
+    "grandparent grandparents", "parent parents", "sibling siblings", "neighbor neighbour",
+]
+_KINDS = {
+    "child": "son daughter baby toddler boy girl twin", "parent": "mother father mom dad mum",
+    "partner": "wife husband boyfriend girlfriend fiance fiancee", "sibling": "brother sister twin",
+    "grandparent": "grandmother grandfather grandma grandpa gran", "pet": "dog cat puppy kitten parrot bird rabbit hamster",
+    "family": "mother father sister brother son daughter wife husband parent child", "friend": "best",
+}
+_PERSON_ID: dict[str, str] = {}
+for _group in _SAME_PERSON:
+    _ids = [stem(w) for w in _group.split()]
+    for _s in _ids:
+        _PERSON_ID[_s] = _ids[0]
+_KIND_OF: dict[str, set[str]] = {}
+for _kind, _members in _KINDS.items():
+    for _m in _members.split():
+        _KIND_OF.setdefault(_PERSON_ID.get(stem(_m), stem(_m)), set()).add(_PERSON_ID.get(stem(_kind), stem(_kind)))
+
+
+def same_person(asked: str, said: str) -> bool:
+    """Whether a statement's person word `said` answers for the question's person word `asked` (stems):
+    the same person ('gran' = 'grandmother') or one of the kind asked about (asked 'kid', said 'daughter')."""
+    a, b = _PERSON_ID.get(asked, asked), _PERSON_ID.get(said, said)
+    return a == b or a in _KIND_OF.get(b, set()) or b in _KIND_OF.get(a, set())
+
+
+# Kinds of things and some of their members: a question about the kind ("what music") is answered by a member
+# ("jazz"); a statement about another member of the same kind ("wine" asked, "tea" said) is about something else.
+_CATEGORIES = {
+    "music": "jazz rock pop classical hip-hop rap blues country folk metal punk techno opera reggae soul indie "
+             "electronic disco funk gospel",
+    "sport": "football soccer basketball tennis golf cricket rugby baseball hockey volleyball badminton squash "
+             "swimming running cycling climbing boxing skiing surfing",
+    "instrument": "piano guitar violin cello drums flute trumpet saxophone bass ukulele harp clarinet viola banjo",
+    "bird": "parrot budgie canary chicken hen duck owl cockatiel",
+    "animal": "dog cat parrot rabbit hamster fish horse chicken hen goat guinea pig tortoise turtle snake lizard",
+    "room": "kitchen bathroom bedroom lounge attic basement garage study hallway nursery",
+    "computer": "laptop desktop thinkpad macbook pc chromebook",
+    "race": "marathon half-marathon 5k 10k triathlon ultramarathon",
+    "shop": "bakery cafe store boutique bookshop bookstore deli florist butcher grocery",
+    "diet": "vegan vegetarian keto paleo kosher halal pescatarian gluten-free",
+    "drink": "coffee tea beer wine juice whisky whiskey gin vodka cocktail soda",
+    "vegetable": "broccoli carrot pea spinach cabbage sprout onion mushroom celery eggplant aubergine kale "
+                 "cauliflower beetroot zucchini courgette potato mushroom tomato pepper",
+    "fruit": "apple banana orange mango strawberry grape pear peach cherry pineapple",
+    "herb": "coriander cilantro basil parsley mint dill rosemary thyme oregano sage",
+    "metal": "gold silver platinum copper steel titanium bronze",
+    "camera": "fujifilm canon nikon sony leica",
+    "language": "spanish french german italian chinese mandarin japanese portuguese arabic russian korean hindi dutch",
+    "condition": "diabetes diabetic asthma asthmatic coeliac celiac epilepsy epileptic arthritis migraine",
+    "health": "diabetes diabetic asthma asthmatic coeliac celiac epilepsy epileptic arthritis migraine",
+    "activity": "hiking walking running swimming climbing camping cycling kayaking fishing skiing surfing sailing",
+    "dog": "greyhound labrador poodle beagle terrier spaniel collie retriever dachshund husky pug corgi whippet",
+    "business": "shop company restaurant",
+    "food": "herb vegetable fruit meat fish sugar salt bread cheese dairy nut",
+    "hobby": "pottery yoga painting knitting gardening photography chess baking pilates dancing",
+    "class": "pottery yoga painting pilates dance spin",
+    "holiday": "vacation trip",
+    "season": "summer winter spring autumn",
+    "colour": "red blue green teal yellow purple orange pink black white grey gray brown",
+    "film": "movie",
+    "house": "cabin cottage flat apartment bungalow villa",
+    "building": "office cabin house flat apartment cottage hotel school gym hospital church library",
+    "job": "nurse teacher analyst engineer doctor dentist chef translator developer designer lawyer accountant architect",
+    "team": "celtics lakers yankees arsenal",
+    "degree": "master's bachelor's phd mba",
+    "school": "kindergarten university college nursery",
+}
+_MEMBERS: dict[str, set[str]] = {}
+_KIND_OF_THING: dict[str, set[str]] = {}
+for _kind, _members in _CATEGORIES.items():
+    for _m in _members.split():
+        _MEMBERS.setdefault(stem(_kind), set()).add(stem(_m))
+        _KIND_OF_THING.setdefault(stem(_m), set()).add(stem(_kind))
+
+
+def is_kind_of(member: str, kind: str) -> bool:
+    """'jazz' is a kind of 'music', 'cilantro' (a herb) a kind of 'food' (stems, two levels)."""
+    kinds = _KIND_OF_THING.get(member, set())
+    return kind in kinds or any(kind in _KIND_OF_THING.get(k, set()) for k in kinds)
+
+
+def is_specific(word: str) -> bool:
+    """A member of some kind of thing ('football' is a sport): a question naming it wants that very thing."""
+    return word in _KIND_OF_THING
+
+
+def other_member(asked: str, said: set[str]) -> bool:
+    """The question names one member of a kind ('wine') and the statement another ('tea'), not the one asked."""
+    if asked in said:
+        return False
+    kinds = _KIND_OF_THING.get(asked, set())
+    return any(kinds & _KIND_OF_THING.get(s, set()) and s != asked and not is_kind_of(asked, s)
+               and not related(asked, s) for s in said)  # 'flat' and 'apartment' are one thing
+
+
+def synonyms(word: str) -> frozenset[str]:
+    """The stems in a synonym group with `word` (a stem)."""
+    return _SYN.get(word, frozenset())
+
+
+def related(a: str, b: str) -> bool:
+    """Two stems in one synonym group (not the same stem)."""
+    return a != b and b in _SYN.get(a, frozenset())
+
+
+def sentences(text: str) -> list[str]:
+    """Split text into sentences (and lines); keeps the end punctuation."""
+    out: list[str] = []
+    for line in text.replace("’", "'").splitlines():
+        for piece in re.split(r"(?<!\bSt\.)(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMt\.)(?<!\bCo\.)(?<!\bMrs\.)"
+                              r"(?<!\bJr\.)(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])", line.strip()):
+            piece = piece.strip()
+            if piece:
+                out.append(piece)
+    return out
+
+
+def words(text: str) -> list[str]:
+    """Word tokens (times like 7:45pm, codes like UA-1432 and $200 stay whole)."""
+    return [w.rstrip(".,:") or w for w in WORD.findall(text.replace("’", "'"))]
+
+
+def content_stems(text: str) -> list[str]:
+    """Stems of the words that carry meaning (stopwords dropped), in order, unique."""
+    seen: dict[str, None] = {}
+    for w in words(phrasal(text)):
+        lw = w.lower()
+        if lw in STOPWORDS:
+            continue
+        s = stem(lw)
+        if s and s not in STOPWORDS:
+            seen.setdefault(s, None)
+    return list(seen)
+
+
+_MONTHS = "january february march april may june july august september october november december jan feb mar apr jun jul aug sep sept oct nov dec"
+_DAYS = "monday tuesday wednesday thursday friday saturday sunday weekend weekday"
+TIME_WORDS = _TIME_WORDS = frozenset((_MONTHS + " " + _DAYS + " tomorrow tonight today yesterday morning afternoon evening night noon "
+                         "midnight o'clock am pm week month year spring summer autumn fall winter christmas birthday "
+                         "dawn dusk sunrise sunset").split())
+_NUMBER_WORDS = frozenset("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+                          "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety "
+                          "hundred thousand million dozen half couple few several".split())
+_ORDINALS = frozenset("first second third fourth fifth sixth seventh eighth ninth tenth".split())  # which year, not how many
+_PLACE_PREP = re.compile(r"\b(?:in|at|near|to|from|on|by|outside|inside|downtown|abroad|overseas)\b", re.I)
+
+
+def proper_names(text: str) -> list[str]:
+    """Capitalised words that are not the first word of the text and not 'I'."""
+    toks = words(text)
+    out = []
+    for i, w in enumerate(toks):
+        if i == 0 or w in ("I", "I'm", "I've", "I'd", "I'll") or not w[:1].isupper():
+            continue
+        out.append(w)
+    return out
+
+
+def has_answer_type(kind: str, text: str, exclude: set[str]) -> bool:
+    """Whether `text` holds a word of the kind a question asks for, other than words in `exclude` (stems)."""
+    toks = [w for w in words(text) if stem(w) not in exclude]
+    lower = [w.lower() for w in toks]
+    if kind == "time":
+        return any(any(ch.isdigit() for ch in w) or w in _TIME_WORDS or w in _ORDINALS
+                   or any(p in _NUMBER_WORDS for p in w.split("-"))
+                   for w in lower)
+    if kind == "number":
+        return any(any(ch.isdigit() for ch in w) or any(p in _NUMBER_WORDS for p in w.split("-")) for w in lower)
+    if kind == "name":
+        return any(w[:1].isupper() for i, w in enumerate(toks) if i > 0 and w not in ("I", "I'm"))
+    if kind == "person":
+        return any((w[:1].isupper() and i > 0 and w not in ("I", "I'm")) or lw in PERSON_NOUNS
+                   for i, (w, lw) in enumerate(zip(toks, lower)))
+    if kind == "place":
+        names = proper_names(text)
+        return bool(_PLACE_PREP.search(text)) or any(stem(n) not in exclude for n in names)
+    return True

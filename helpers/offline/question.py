@@ -1,0 +1,170 @@
+"""Reading a question: what it asks about and what kind of answer it wants. Plumbing behind 01_goldfish_stateless (you can skip this)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .language import PERSON_NOUNS, STOPWORDS, TIME_WORDS, content_stems, is_specific, stem, words
+
+__all__ = ["Question", "read_question", "is_question", "split_clauses", "question_parts", "PERSON_STEMS", "ROLE_STEMS"]
+
+PERSON_STEMS = frozenset(stem(p) for p in PERSON_NOUNS)
+# people by their role: "my dentist appointment" is about an appointment, "my sister's car" about the sister's car
+ROLE_STEMS = frozenset(stem(p) for p in "dentist doctor therapist coach teacher mentor landlord assistant boss manager "
+                        "colleague coworker team family".split())
+
+
+@dataclass
+class Question:
+    """What a question asks: content stems, what it is about, the kind of answer wanted."""
+
+    text: str
+    stems: list[str]
+    kind: str            # "time" | "number" | "place" | "person" | "name" | "any"
+    heads: list[str]     # person stems the statement must name ("sister" in "where does my sister live", "priya")
+    objects: list[str]   # the thing asked about ("class" in "when does my pottery class start"): must match closely
+    focus: list[str]     # the kind of answer named ("which *university*", "what *bird*"): said, or a member of it
+    about_user: bool     # asks about the user themself ("where do I live")
+    personal: bool       # about the user or their people/things at all
+    advice: bool         # asks for a recommendation ("what should I ...")
+    words: dict[str, str] = field(default_factory=dict)  # stem → the word the question used
+    weighted: list[str] = field(default_factory=list)      # words of "what's the X Y": count double, not required
+    specific: list[str] = field(default_factory=list)      # "which *football* team": must be said
+
+
+_QWORDS = {"what", "which", "who", "whom", "whose", "when", "where", "why", "how", "do", "does", "did", "is", "are",
+           "am", "was", "were", "can", "could", "should", "would", "will", "have", "has", "any", "tell", "remind",
+           # words that frame a question rather than carry its meaning
+           "kind", "sort", "type", "use", "keep", "follow", "need", "see", "seeing", "take", "make", "want", "usually",
+           "normally", "exactly", "currently", "find", "happen", "exact", "particular", "specific"}
+_ADVICE = re.compile(r"\b(?:should|could|recommend|suggest|worth|ideas?|tips?|advice|can (?:i|we|you)|any|best|good|"
+                     r"nice|is there|are there|how do (?:i|we) get)\b", re.I)
+_STRONG_ADVICE = re.compile(r"\b(?:should (?:i|we)|could (?:i|we)|recommend|suggest|worth|ideas?|tips?|advice|"
+                            r"can (?:i|we|you))\b", re.I)
+STOPWORDS_Q = frozenset("is are was were do does did to at in on for of and with from by be been have has had go get "
+                        "live lives work works like called named name start starts begin begins".split())
+_PERSONAL = re.compile(r"\b(?:my|our|me|mine|ours)\b|\b(?:do|did|am|was|have|had|does|is|were|are|should|can|could|"
+                       r"would|will|must|shall|may|might)\s+(?:i|we)\b|"
+                       r"\b(?:i|we)\s+(?:told|said|mentioned)\b", re.I)
+
+
+def is_question(sentence: str) -> bool:
+    """A question: ends with '?' or starts with a question word."""
+    s = sentence.strip()
+    if s.endswith("?"):
+        return True
+    first = (words(s)[:1] or [""])[0].lower()
+    return first in ("what", "what's", "where", "where's", "when", "who", "who's", "which", "how") or \
+        bool(re.match(r"(?i)(?:do|does|did|can|could|would|will|is|are|am)\s+(?:you|i|we|my)\b", s))
+
+
+def split_clauses(sentence: str) -> list[str]:
+    """Clauses of a sentence that each have their own subject ("..., and she is a nurse")."""
+    parts = re.split(r"(?:,\s*|\s+)(?:and|but)\s+(?=(?:I|I'm|I've|we|we're|we've|she|he|they|my|our|"
+                     r"it)\b)|;\s*", sentence)
+    return [p.strip(" ,.") for p in parts if p and p.strip(" ,.")]
+
+
+_PART_START = (r"(?:what|what's|which|who|who's|whom|whose|when|where|where's|why|how|"
+               r"(?:do|does|did|is|are|am|was|were|can|could|should|will|would|have|has)\s+(?:i|we|you|my|our|the|he|she|they)\b)")
+_PART_SPLIT = re.compile(rf"(?i)\s*(?:,\s*(?:and|but|or)\s+|\s+(?:and|but)\s+|;\s*(?:and\s+)?|,\s+)(?={_PART_START})")
+
+
+def question_parts(question: str) -> list[str]:
+    """The separate questions in one ("what is my name, and where do I live?" → two); one part if it is one."""
+    body = question.strip()
+    end = "?" if body.endswith("?") else ""
+    parts = [p.strip(" ,;?") for p in _PART_SPLIT.split(body.rstrip("?"))]
+    parts = [p for p in parts if p]
+    if len(parts) < 2 or not all(re.match(rf"(?i){_PART_START}", p) for p in parts):
+        return [question]
+    return [p + end if end else p for p in parts]
+
+
+def _kind(question: str) -> str:
+    q = question.lower().replace("’", "'")
+    if re.search(r"\bhow often\b", q):
+        return "time"
+    if re.search(r"\bhow (?:many|much|old|long|far|tall|big)\b|\bwhat (?:number|amount|age|percentage)\b", q):
+        return "number"
+    if re.search(r"\bwhen\b|\bwhat (?:time|day|date|year|month)\b|\bwhich (?:day|date|month|year)\b", q):
+        return "time"
+    if re.search(r"\bwhere\b|\b(?:what|which) (?:city|town|country|place|neighbou?rhood|street|address)\b", q):
+        return "place"
+    if re.search(r"\bwho\b|\bwhom\b", q):
+        return "person"
+    if re.search(r"\bname\b|\bcalled\b", q):
+        return "name"
+    return "any"
+
+
+_DROP_FOR = {"time": {"time", "day", "date", "year", "month", "often"},
+             "number": {"number", "many", "much", "old", "long", "far", "amount", "age"},
+             "place": {"city", "town", "country", "place"}, "person": set(), "name": set(), "any": set()}
+_VAGUE_HEADS = {"favorite", "favourite", "own", "new", "old", "current", "usual", "first", "last", "main", "best",
+                "whole", "next", "little", "big", "older", "younger", "only", "late", "dear", "place", "thing", "stuff",
+                "one", "ones"}
+
+
+def read_question(text: str) -> Question:
+    """Read a question: stems to match, the things it is about, the kind of answer."""
+    kind = _kind(text)
+    drop = {stem(w) for w in _DROP_FOR[kind]} | {stem(w) for w in _QWORDS}
+    stems = [s for s in content_stems(text) if s not in drop]
+    heads: list[str] = []
+    objects: list[str] = []
+    for m in re.finditer(r"\b(?:my|our)\s+((?:[\w'-]+\s*){1,3})", text.replace("’", "'"), re.I):
+        phrase: list[str] = []
+        for w in m.group(1).split():
+            bare = w.lower()
+            if bare in STOPWORDS_Q:
+                break
+            phrase.append(bare)
+            if bare.endswith("'s"):
+                break
+        phrase = [w for w in phrase if w not in _VAGUE_HEADS]
+        people = [stem(w) for i, w in enumerate(phrase) if stem(w) in PERSON_STEMS
+                  and (i == len(phrase) - 1 or w.endswith("'s") or stem(w) not in ROLE_STEMS)]
+        if people:
+            heads.append(people[0])
+        else:
+            objects += [stem(w) for w in phrase if stem(w) not in PERSON_STEMS][:1]
+    for i, name in enumerate(words(text)):
+        if i > 0 and name[:1].isupper() and name not in ("I", "I'm") and name.lower() not in _QWORDS \
+                and name.lower() not in TIME_WORDS:
+            heads.append(stem(name))
+    heads = [h for h in dict.fromkeys(heads) if h]
+    objects = [o for o in dict.fromkeys(objects) if o and o not in heads]
+    about_user = not heads and bool(re.search(r"\b(?:i|me|we|us|i'm|i've)\b", text, re.I))
+    personal = bool(_PERSONAL.search(text)) or bool(heads) or bool(re.search(r"\b(?:us|i|we|i'm|we're)\b", text, re.I)) \
+        or (bool(re.search(r"\bthe\b", text, re.I)) and not _ADVICE.search(text))
+    advice = bool(_STRONG_ADVICE.search(text)) or (bool(_ADVICE.search(text)) and not re.search(r"\b(?:my|our)\b", text, re.I))
+    vocab = {stem(w): w for w in words(text)}
+    focus: list[str] = []
+    weighted: list[str] = []
+    specific: list[str] = []
+    m = re.match(r"(?i)\s*(?:what|which)(?:'s)?\s+(?:(?:kind|sort|type|make|model|brand) of\s+)?((?:[a-z-]+\s+){0,2})", text)
+    if m:
+        noun = []
+        for w in m.group(1).split():
+            if w.lower() in STOPWORDS or w.lower() in _QWORDS:
+                break
+            noun.append(w)
+        for w in noun[:-1]:
+            if is_specific(stem(w)) and stem(w) in stems:
+                specific.append(stem(w))  # "which *football* team": that very thing must be said
+        if noun and stem(noun[-1]) in stems and stem(noun[-1]) not in heads:
+            focus.append(stem(noun[-1]))
+    m = re.match(r"(?i)\s*what(?:'s| is| are| was)\s+the\s+((?:[\w'-]+\s+){0,3}?[\w'-]+)\s*(?:\?|$|\b(?:for|of|at|in|on|"
+                 r"to|with|from|that|do|does|did|is|are)\b)", text)
+    if m:
+        for w in m.group(1).split():
+            if not w.lower().endswith("'s") and w.lower() not in STOPWORDS and w.lower() not in _QWORDS \
+                    and stem(w) not in heads and stem(w) in stems:
+                weighted.append(stem(w))
+    return Question(text, stems, kind, heads, list(dict.fromkeys(objects)), focus, about_user, personal, advice, vocab,
+                    weighted, specific)
+
+
+# ------------------------------------------------------------------------------------------ statements
