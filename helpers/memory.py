@@ -372,7 +372,7 @@ class BoundedMemory(_Base):
         def merge(summary: str, messages: list[dict]):
             result = merge_summary(self.client, self.settings.summary_model, summary, messages,
                                    max_tokens=self.summary_max_tokens, extraction_model=self.settings.extraction_model,
-                                   ledger=self.ledger, check_retention=self.check_retention, known_facts=known)
+                                   ledger=self.ledger, check_retention=self.check_retention, known_facts=list(known))
             if result.retention is not None or result.facts:
                 known[:] = result.facts
             return result
@@ -392,16 +392,16 @@ class BoundedMemory(_Base):
             first = min([s for s in [covers.get("first_seq"), *seqs] if s is not None], default=None)
             last = max([s for s in [covers.get("last_seq"), *seqs] if s is not None], default=None)
             base = session.get("base_tokens")
-            last = out.results[-1]  # it checked every fact the summary is responsible for, old and new
-            fields.update({"summary": out.summary, "summary_tokens": out.summary_tokens, "retention": last.retention,
-                           "missing": last.missing, "facts": known,
+            final = out.results[-1]  # it checked every fact the summary is responsible for, old and new
+            fields.update({"summary": out.summary, "summary_tokens": out.summary_tokens, "retention": final.retention,
+                           "missing": final.missing, "facts": known,
                            "summary_covers": {"first_seq": first, "last_seq": last,
                                               "count": covers["count"] + len(out.merged)}})
             # The system prompt grew or shrank by the summary's change; the first summary needs one count.
             fields["base_tokens"] = ((base + out.summary_tokens - (session.get("summary_tokens") or 0))
                                      if session.get("summary") and base is not None
                                      else self._count_base(self.system_prompt({"summary": out.summary})))
-            info["summary_result"] = {"calls": out.calls, "retention": last.retention, "missing": last.missing,
+            info["summary_result"] = {"calls": out.calls, "retention": final.retention, "missing": final.missing,
                                       "merged": len(out.merged)}
         left_out = [m["seq"] for m in out.unsummarised if m.get("seq") is not None]
         if out.merged or out.unsummarised:
@@ -451,7 +451,7 @@ class BoundedMemory(_Base):
                 return {**self._fresh(), **saved}, info
         self.stats["conflicts"] += 1
         raise SessionConflict(f"session {self.session_id!r} changed {self.MAX_SAVE_ATTEMPTS} times while saving; "
-                              "the exchange is in the logs (status 'pending'): run --rebuild")
+                              "the exchange is kept in the logs: run --rebuild")
 
     def _mark_unsummarised(self, seqs: list[int]) -> None:
         """Log entries left out of the summary: kept, flagged for --rebuild."""
@@ -481,8 +481,10 @@ class BoundedMemory(_Base):
         """Where the request's input tokens go: system (persona + framing), summary, memories, window."""
         summary_tokens = session.get("summary_tokens") or 0
         base = session.get("base_tokens")
+        if base is None:  # no turn has counted it yet (a new session): count it now, so the gauge is never "?"
+            base = self._count_base(BoundedMemory.system_prompt(self, session))
         # base_tokens covers framing + persona + summary; retrieved memories change per turn and are not in it
-        return {"system": (base - summary_tokens) if base is not None else None,
+        return {"system": base - summary_tokens,
                 "summary": summary_tokens, "memories": memory_tokens, "window": window_tokens(session["window"]),
                 "budget": self.budget, "reserved_output": self.max_tokens}
 

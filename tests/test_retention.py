@@ -4,8 +4,10 @@ import json
 from types import SimpleNamespace
 
 from helpers import prompts
+from helpers.config import load_settings
 from helpers.memory import BoundedMemory
 from helpers.retention import check_retention, fact_present, value_words
+from helpers.store import mongomock_store
 from helpers.summary import merge_summary
 
 
@@ -55,6 +57,7 @@ class ScriptedClient:
                                    usage=SimpleNamespace(input_tokens=10, output_tokens=5))
         text = self.summaries.pop(0) if body["system"] == prompts.SUMMARY_TASK else json.dumps({"facts": self.facts})
         return SimpleNamespace(content=[SimpleNamespace(type="text", text=text)], model=body["model"],
+                               stop_reason="end_turn",
                                usage=SimpleNamespace(input_tokens=10, output_tokens=len(text.split())))
 
 
@@ -96,18 +99,15 @@ def test_bounded_memory_carries_the_facts_it_is_responsible_for(monkeypatch, tmp
 
     def fake_merge(client, model, old_summary, dropped, **kwargs):
         seen.append(kwargs["known_facts"])
-        return SimpleNamespace(summary="s", tokens=1, retention=0.5, missing=["b"], facts=["a", "b"],
-                               to_dict=lambda: {})
+        return SimpleNamespace(summary="s", tokens=1, retention=0.5, missing=["b"], facts=["a", "b"], calls=1,
+                               truncated=False, to_dict=lambda: {})
 
     monkeypatch.setattr("helpers.memory.merge_summary", fake_merge)
-    memory = BoundedMemory.__new__(BoundedMemory)
-    memory.budget, memory.summary_max_tokens, memory.check_retention = 1, 10, True
-    memory.system, memory.client, memory.ledger = "persona", None, None
-    memory.settings = SimpleNamespace(summary_model="m", extraction_model="m")
-    memory.stats = {"summary_failures": 0}
+    memory = BoundedMemory(None, load_settings(), store=mongomock_store(), budget=1, summary_max_tokens=10,
+                           system="persona")
     session = {"window": [{"role": "user", "content": "x", "tokens": 5}, {"role": "assistant", "content": "y",
                                                                            "tokens": 5}],
-               "summary": "old", "summary_tokens": 1, "facts": ["a"]}
+               "summary": "old", "summary_tokens": 1, "facts": ["a"], "base_tokens": 10}
     exchange = [{"role": "user", "content": "z", "tokens": 5}, {"role": "assistant", "content": "w", "tokens": 5}]
-    fields, _info = memory._fold(session, exchange, base=10)
+    fields, _info, _left_out = memory._fold(session, exchange, base=10)
     assert seen == [["a"]] and fields["facts"] == ["a", "b"] and fields["missing"] == ["b"]

@@ -341,3 +341,11 @@ def test_summary_panel_lists_lost_facts_and_says_n_a_when_nothing_was_checked():
     w, _ = stub_widget(state={"summary": "The user asked about beaches.", "summary_tokens": 6, "retention": None})
     w.refresh()
     assert "retention n/a" in w.summary_view.value and "gte-lost" not in w.summary_view.value
+
+
+def test_gauge_counts_the_system_prompt_before_the_first_message(client, settings):
+    memory = BoundedMemory(client, settings, store=mongomock_store(), user_id="gauge", budget=300)
+    widget = ChatWidget(memory)
+    gauge = memory.state()["gauge"]
+    assert isinstance(gauge["system"], int) and gauge["system"] > 0
+    assert "system ?" not in widget.gauge_view.value and f"system {gauge['system']:,}" in widget.gauge_view.value
