@@ -482,9 +482,12 @@ class BoundedMemory(_Base):
         summary_tokens = session.get("summary_tokens") or 0
         base = session.get("base_tokens")
         if base is None:  # no turn has counted it yet (a new session): count it now, so the gauge is never "?"
-            base = self._count_base(BoundedMemory.system_prompt(self, session))
+            try:
+                base = self._count_base(BoundedMemory.system_prompt(self, session))
+            except anthropic.APIError:  # the model cannot be reached: the gauge says "?" until a turn counts it
+                base = None
         # base_tokens covers framing + persona + summary; retrieved memories change per turn and are not in it
-        return {"system": base - summary_tokens,
+        return {"system": (base - summary_tokens) if base is not None else None,
                 "summary": summary_tokens, "memories": memory_tokens, "window": window_tokens(session["window"]),
                 "budget": self.budget, "reserved_output": self.max_tokens}
 

@@ -128,7 +128,8 @@ def run_cli(stdin: str, *args: str) -> subprocess.CompletedProcess:
 @pytest.mark.slow
 def test_cli_recalls_across_processes_and_users(tmp_path):
     session_file = str(tmp_path / ".session_id")
-    common = ["--session-file", session_file, "--budget", "200", "--summary-max-tokens", "40"]
+    # --budget is the vector stage's one context budget (persona, last exchange, summary and memories)
+    common = ["--session-file", session_file, "--budget", "400", "--summary-max-tokens", "40"]
     lines = "\n".join([FLIGHT, *trip_script(100)]) + "\n"
     first = run_cli(lines, "--user", "maya", *common)
     assert first.returncode == 0, first.stderr
