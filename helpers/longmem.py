@@ -264,17 +264,22 @@ def run_longmem(conversations: list[Conversation], budgets: tuple[int, ...] = (1
             "questions": questions, "budgets": list(budgets), "store": store, "rows": rows}
 
 
+def _cells(result: dict):
+    """Each row's cells in table order: budget, method, recall, recall per category, tokens/question."""
+    for row in sorted(result["rows"], key=lambda r: (r["budget"] or 0, METHODS.index(r["method"]))):
+        yield (row["budget"] or "-", row["method"], row["recall"], *(row["by_category"][c] for c in CATEGORIES),
+               row["tokens_per_question"])
+
+
 def format_table(result: dict) -> str:
     """The rows as a plain-text table: one block per budget, recall overall and by category, tokens/question."""
     head = (f"{'budget':>6} {'method':>11} {'recall':>7} {'single':>7} {'multi':>6} {'temporal':>9} {'open':>6} "
             f"{'tokens/q':>9}")
     lines = [f"# longmem · {', '.join(result['conversations'])} · {result['turns']} turns · "
              f"{result['questions']} questions · store {result['store']}", head]
-    for row in sorted(result["rows"], key=lambda r: (r["budget"] or 0, METHODS.index(r["method"]))):
-        c = row["by_category"]
-        lines.append(f"{row['budget'] or '-':>6} {row['method']:>11} {row['recall']:>7.1%} {c['single-hop']:>7.1%} "
-                     f"{c['multi-hop']:>6.1%} {c['temporal']:>9.1%} {c['open-domain']:>6.1%} "
-                     f"{row['tokens_per_question']:>9,.0f}")
+    for budget, method, recall, single, multi, temporal, open_, tokens in _cells(result):
+        lines.append(f"{budget:>6} {method:>11} {recall:>7.1%} {single:>7.1%} {multi:>6.1%} {temporal:>9.1%} "
+                     f"{open_:>6.1%} {tokens:>9,.0f}")
     return "\n".join(lines)
 
 
@@ -282,11 +287,8 @@ def format_markdown(result: dict) -> str:
     """The rows as a Markdown table (for docs and notebooks): recall overall and by category, tokens/question."""
     lines = ["| budget | method | recall | single-hop | multi-hop | temporal | open-domain | tokens/question |",
              "|---:|---|---:|---:|---:|---:|---:|---:|"]
-    for row in sorted(result["rows"], key=lambda r: (r["budget"] or 0, METHODS.index(r["method"]))):
-        c = row["by_category"]
-        lines.append(f"| {row['budget'] or '-'} | {row['method']} | {row['recall']:.1%} | {c['single-hop']:.1%} | "
-                     f"{c['multi-hop']:.1%} | {c['temporal']:.1%} | {c['open-domain']:.1%} | "
-                     f"{row['tokens_per_question']:,.0f} |")
+    for budget, method, *rates, tokens in _cells(result):
+        lines.append(f"| {budget} | {method} | " + " | ".join(f"{r:.1%}" for r in rates) + f" | {tokens:,.0f} |")
     return "\n".join(lines)
 
 
