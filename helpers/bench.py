@@ -1,8 +1,8 @@
 """Benchmarks from the terminal: `python -m helpers.bench cost --strategy naive --turns 200 [--json]`. Taught in 03_context_window_overflow.
 
 One subcommand per measurement. `cost` runs the trip script through a memory strategy on the offline
-model and reports tokens and USD per turn. Strategies come from `helpers.cost.STRATEGIES`, so a stage
-that registers itself (`register_strategy("bounded", ...)`) is available here as `--strategy bounded`.
+model and reports tokens and USD per turn. Strategies come from the table `helpers.simulate.STRATEGIES`
+(`--strategy bounded` builds its "bounded" entry).
 Later subcommands (overhead, recall, retrieval, load) add a `_add_<name>` function to `SUBCOMMANDS`.
 """
 
@@ -13,9 +13,9 @@ import json
 import sys
 from typing import Callable
 
-from . import memory as _memory  # noqa: F401  (imported so its strategies register themselves)
 from .config import load_settings
-from .cost import CostLedger, available_strategies, make_strategy, simulate, simulation_client
+from .pricing import CostLedger
+from .simulate import available_strategies, make_strategy, simulate, simulation_client
 from .scoring import answer_in_request, mentions
 from .scripts import TRIP_PERSONA, trip_script
 

@@ -216,7 +216,7 @@ def run_longmem(conversations: list[Conversation], budgets: tuple[int, ...] = (1
     """Score every method at every budget on `conversations`; returns rows of recall (overall and by category)
     and mean input tokens per question, plus, with `details`, each question's outcome."""
     from .config import load_settings
-    from .cost import simulation_client
+    from .simulate import simulation_client
     from .embeddings import LocalMiniLM
     from .prompts import SCOUT_PERSONA
 

@@ -929,17 +929,3 @@ def _bounded_strategy(client, settings, *, store=None, budget: int | None = None
     return BoundedMemory(client, settings, store=store or mongomock_store("simulation"), user_id=user_id,
                          session_id=session_id, budget=budget, summary_max_tokens=summary_max_tokens, system=system,
                          model=model, max_tokens=max_tokens, ledger=ledger)
-
-
-def _register() -> None:
-    from .cost import STRATEGIES, register_strategy
-
-    if "stateless" not in STRATEGIES:
-        register_strategy("stateless", lambda client, settings, **kw: StatelessMemory(client, settings, **kw))
-    if "bounded" not in STRATEGIES:
-        register_strategy("bounded", _bounded_strategy)
-    if "vector" not in STRATEGIES:
-        register_strategy("vector", _vector_strategy)
-
-
-_register()

@@ -24,7 +24,7 @@ def imported(conv: "Conversation", *, settings=None, store=None, budget: int = 2
              user_id: str | None = None) -> "VectorMemory":
     """A vector-stage memory with `conv` imported (dated, through the same path as `--import`)."""
     from .config import load_settings
-    from .cost import simulation_client
+    from .simulate import simulation_client
     from .memory import VectorMemory
     from .store import mongomock_store
     from .transcript import read_transcript

@@ -19,7 +19,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from .cost import CostLedger, cost_of
+from .pricing import CostLedger, cost_of
 from .memory import EmptyMessageError, TurnError, TurnResult
 
 __all__ = ["ChatWidget", "gauge_html"]

@@ -28,7 +28,7 @@ SRC = {"session_id": "s1", "seq": 1}
 
 
 class Ledger:
-    """Records (purpose, model) like helpers.cost.CostLedger.record."""
+    """Records (purpose, model) like helpers.pricing.CostLedger.record."""
 
     def __init__(self):
         self.calls = []

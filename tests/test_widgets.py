@@ -7,7 +7,7 @@ import warnings
 import pytest
 
 from helpers.config import load_settings
-from helpers.cost import CostLedger, cost_of
+from helpers.pricing import CostLedger, cost_of
 from helpers.llm import get_client, offline_transport
 from helpers.memory import BoundedMemory, EmptyMessageError, HistoryMemory, TurnResult
 from helpers.store import mongomock_store

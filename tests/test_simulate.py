@@ -1,33 +1,27 @@
-"""helpers.cost (pricing, ledger, strategies, simulator, plots) and helpers.scripts, all offline."""
+"""helpers.simulate: the strategy table and the conversation simulator, all offline."""
 
 import json
+import subprocess
+import sys
 
 import anthropic
 import pytest
 
 from helpers.config import load_settings
-from helpers.cost import (
-    CACHE_READ_MULTIPLIER,
-    CACHE_WRITE_MULTIPLIER,
-    PRICES,
+from helpers.llm import get_client
+from helpers.memory import BoundedMemory, StatelessMemory, TurnError, TurnResult, VectorMemory
+from helpers.offline_model import MESSAGE_OVERHEAD, REQUEST_OVERHEAD, SYSTEM_OVERHEAD, count_text_tokens
+from helpers.pricing import CostLedger, cost_of
+from helpers.scripts import PLANTED_FACTS, TRIP_PERSONA, trip_script
+from helpers.simulate import (
     STRATEGIES,
-    CostLedger,
-    Price,
     SimulationResult,
-    cost_of,
     is_overflow,
     make_strategy,
-    plot_cumulative_cost,
-    plot_input_tokens,
-    price_of,
     register_strategy,
     simulate,
     simulation_client,
 )
-from helpers.llm import get_client
-from helpers.memory import TurnError, TurnResult
-from helpers.offline_model import MESSAGE_OVERHEAD, REQUEST_OVERHEAD, SYSTEM_OVERHEAD, count_text_tokens
-from helpers.scripts import PLANTED_FACTS, TRIP_PERSONA, trip_script
 from helpers.tokens import count_request_tokens, per_message_tokens, request_base_tokens, whole_context_counts
 
 MODEL = "claude-haiku-4-5"
@@ -41,75 +35,6 @@ def offline_settings():
 def naive_run(settings, n):
     client = simulation_client(settings)
     return simulate(make_strategy("naive", client, settings, system=TRIP_PERSONA), trip_script(n), name="naive")
-
-
-# ---------------------------------------------------------------------------- pricing
-
-@pytest.mark.parametrize("model, expected", [("claude-haiku-4-5", 6.0), ("claude-sonnet-4-5", 18.0),
-                                             ("claude-opus-4-5", 30.0)])
-def test_a_million_in_and_out_costs_the_list_price(model, expected):
-    assert cost_of({"input_tokens": 1_000_000, "output_tokens": 1_000_000}, model) == pytest.approx(expected, abs=1e-12)
-
-
-def test_pricing_arithmetic_exact_numbers():
-    assert cost_of({"input_tokens": 1234, "output_tokens": 567}, MODEL) == pytest.approx(0.004069, abs=1e-15)
-    assert cost_of({"input_tokens": 1234, "output_tokens": 567}, "claude-sonnet-4-5") == pytest.approx(0.012207, abs=1e-15)
-    assert cost_of({"input_tokens": 0, "output_tokens": 0}, MODEL) == 0.0
-
-
-def test_cache_multipliers():
-    assert (CACHE_WRITE_MULTIPLIER, CACHE_READ_MULTIPLIER) == (1.25, 0.1)
-    write = {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 1_000_000}
-    read = {"input_tokens": 0, "output_tokens": 0, "cache_read_input_tokens": 1_000_000}
-    assert cost_of(write, MODEL) == pytest.approx(1.25) and cost_of(read, MODEL) == pytest.approx(0.10)
-    assert cost_of(write, "claude-opus-4-5") == pytest.approx(6.25) and cost_of(read, "claude-opus-4-5") == pytest.approx(0.50)
-    mixed = {"input_tokens": 100, "output_tokens": 10, "cache_creation_input_tokens": 200, "cache_read_input_tokens": 4000}
-    assert cost_of(mixed, "claude-sonnet-4-5") == pytest.approx((100 * 3 + 10 * 15 + 200 * 3.75 + 4000 * 0.3) / 1e6)
-
-
-def test_sdk_usage_objects_are_priced_and_none_cache_fields_count_as_zero():
-    usage = anthropic.types.Usage(input_tokens=2000, output_tokens=100, cache_creation_input_tokens=None,
-                                  cache_read_input_tokens=1000)
-    assert cost_of(usage, MODEL) == pytest.approx((2000 + 500 + 100) / 1e6)
-
-
-def test_unknown_model_is_a_clear_key_error_and_snapshots_resolve():
-    with pytest.raises(KeyError) as info:
-        cost_of({"input_tokens": 1, "output_tokens": 1}, "gpt-imaginary")
-    assert "gpt-imaginary" in str(info.value) and "PRICES" in str(info.value) and MODEL in str(info.value)
-    assert price_of("claude-haiku-4-5-20251001") == PRICES[MODEL]
-    custom = {"my-model": Price(2.0, 4.0)}
-    assert cost_of({"input_tokens": 10**6, "output_tokens": 10**6}, "my-model", prices=custom) == pytest.approx(6.0)
-
-
-def test_usage_without_token_counts_is_rejected():
-    with pytest.raises(ValueError, match="input_tokens"):
-        cost_of({"output_tokens": 5}, MODEL)
-
-
-# ---------------------------------------------------------------------------- ledger
-
-def test_ledger_totals_by_purpose():
-    ledger = CostLedger()
-    ledger.record("chat", MODEL, {"input_tokens": 1000, "output_tokens": 100})
-    ledger.record("summary", MODEL, anthropic.types.Usage(input_tokens=400, output_tokens=50))
-    ledger.record("chat", "claude-sonnet-4-5", {"input_tokens": 2000, "output_tokens": 200})
-    totals = ledger.totals_by_purpose()
-    assert list(totals) == ["chat", "summary"]
-    assert totals["chat"]["calls"] == 2 and totals["chat"]["input_tokens"] == 3000 and totals["chat"]["output_tokens"] == 300
-    assert totals["chat"]["cost_usd"] == pytest.approx((1000 + 500) / 1e6 + (6000 + 3000) / 1e6)
-    assert totals["summary"] == {"calls": 1, "input_tokens": 400, "output_tokens": 50, "cost_usd": pytest.approx(650 / 1e6)}
-    assert ledger.total_cost() == pytest.approx(sum(t["cost_usd"] for t in totals.values()))
-    assert len(ledger.entries) == 3 and ledger.entries[1].purpose == "summary"
-
-
-def test_memory_strategies_record_their_calls_in_the_ledger(offline_settings):
-    ledger = CostLedger()
-    memory = make_strategy("naive", get_client(offline_settings), offline_settings, ledger=ledger)
-    result = memory.turn("Hi, my name is Maya.")
-    assert ledger.totals_by_purpose()["chat"]["input_tokens"] == result.input_tokens
-    assert ledger.total_cost() == pytest.approx(cost_of({"input_tokens": result.input_tokens,
-                                                         "output_tokens": result.output_tokens}, MODEL))
 
 
 # ---------------------------------------------------------------------------- token counts (taught in 03)
@@ -138,6 +63,23 @@ def test_registry_builds_naive_and_last_k(offline_settings):
         make_strategy("nope", client, offline_settings)
     with pytest.raises(TypeError):
         make_strategy("naive", client, offline_settings, keep_last=4)
+
+
+def test_the_table_names_every_stage_and_importing_memory_registers_nothing():
+    code = ("import sys, helpers.memory; assert 'helpers.simulate' not in sys.modules, 'memory imported simulate'; "
+            "import helpers.simulate as s; print(sorted(s.STRATEGIES))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['bounded', 'last_k', 'naive', 'stateless', 'vector']"
+
+
+@pytest.mark.parametrize("name, cls", [("stateless", StatelessMemory), ("bounded", BoundedMemory),
+                                       ("vector", VectorMemory)])
+def test_table_entries_build_their_stage_on_an_in_memory_store(offline_settings, name, cls):
+    ledger = CostLedger()
+    strategy = make_strategy(name, simulation_client(offline_settings), offline_settings, ledger=ledger)
+    assert type(strategy) is cls
+    result = simulate(strategy, ["Hi, my name is Maya.", "What is my name?"], name=name)
+    assert result.turns == 2 and result.cost_by_purpose["chat"]["calls"] == 2
 
 
 def test_register_strategy_plugs_any_turn_object_into_the_simulator(offline_settings):
@@ -237,35 +179,3 @@ def test_recall_with_full_history_but_not_with_last_k(offline_settings):
         full, short = naive.turn(question), last_k.turn(question)
         assert expected in json.dumps(full.request)  # the full history carries every planted fact
         assert expected not in json.dumps(short.request) and expected not in short.reply
-
-
-# ---------------------------------------------------------------------------- plots
-
-def test_plots_return_labelled_figures_and_leave_pyplot_clean(offline_settings):
-    import matplotlib.pyplot as plt
-    from matplotlib.figure import Figure
-
-    r = naive_run(offline_settings, 10)
-    before = plt.get_fignums()
-    fig = plot_input_tokens({"naive": r}, context_window=500)
-    ax = fig.axes[0]
-    assert isinstance(fig, Figure) and "Naive history" in ax.get_title()
-    assert "tokens" in ax.get_ylabel() and ax.get_xlabel() == "turn"
-    window_lines = [line for line in ax.get_lines() if line.get_linestyle() == "--"]
-    assert len(window_lines) == 1 and set(window_lines[0].get_ydata()) == {500}
-    fig = plot_cumulative_cost({"naive": r}, fit=True)
-    ax = fig.axes[0]
-    assert "USD" in ax.get_ylabel() and any("quadratic" in t.get_text() for t in ax.get_legend().get_texts())
-    assert plt.get_fignums() == before
-    with pytest.raises(ValueError):
-        plot_input_tokens({})
-
-
-def test_plot_input_tokens_log_axis_keeps_flat_strategies_readable():
-    naive = SimulationResult(strategy="naive", model="claude-haiku-4-5", input_tokens=[100 * t for t in range(1, 41)],
-                             output_tokens=[10] * 40, cost_usd=[0.0] * 40)
-    flat = SimulationResult(strategy="bounded", model="claude-haiku-4-5", input_tokens=[300] * 40,
-                            output_tokens=[10] * 40, cost_usd=[0.0] * 40)
-    ax = plot_input_tokens({"naive": naive, "bounded": flat}, log=True).axes[0]
-    assert ax.get_yscale() == "log" and "log scale" in ax.get_ylabel()
-    assert plot_input_tokens({"naive": naive}).axes[0].get_yscale() == "linear"
