@@ -16,7 +16,7 @@ _STOP_SERVER = "_gte_stop_server_in"
 
 def pytest_configure(config: pytest.Config) -> None:
     """Point GTE_DATA_DIR at a temp dir (unless set), go offline unless GTE_LIVE_TESTS=1, plot headless."""
-    from helpers.store import local_server_status
+    from helpers.localserver import local_server_status
 
     saved = {name: os.environ.get(name) for name in ("GTE_DATA_DIR", "ANTHROPIC_API_KEY", "MPLBACKEND", "EMBEDDER")}
     setattr(config, _SAVED_ENV, saved)
@@ -40,7 +40,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     """Stop the local server this run started, remove the temp data dir, restore the environment."""
     data_dir = getattr(config, _STOP_SERVER, None)
     if data_dir:
-        from helpers.store import stop_local_server
+        from helpers.localserver import stop_local_server
 
         stop_local_server(data_dir)
     owned = getattr(config, _OWNED_DIR, None)

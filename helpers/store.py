@@ -1,38 +1,27 @@
-"""Sessions and logs in your MongoDB, a local SecantusDB server, or mongomock. Taught in 04_bounded_memory_mongodb.
+"""Sessions, logs and memories in your MongoDB, a local SecantusDB server, or mongomock. Taught in 04_bounded_memory_mongodb, "Setup".
 
-`open_store()` resolves the connection: MONGODB_URI if set, else a local SecantusDB
-server started on demand (one per data dir, shared by every process of this checkout),
-else mongomock with a loud warning. SecantusDB is GPL-2.0, so it is only ever run as a
-separate process and spoken to over the wire; it is never imported.
-
-Terminal: `python -m helpers.store status|start|stop`.
+`open_store()` resolves the connection: MONGODB_URI if set, else the local SecantusDB server
+(helpers.localserver starts it on demand, one per data dir), else mongomock with a loud warning.
+Terminal: `python -m helpers.localserver status|start|stop` (or `python -m helpers.store ...`).
 """
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import errno
-import json
-import os
 import re
-import shutil
-import signal
-import socket
-import subprocess
 import sys
-import time
 import warnings
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
+import mongomock
 from pymongo import ASCENDING, DESCENDING, MongoClient, ReturnDocument
 from pymongo.errors import DuplicateKeyError, PyMongoError
 
-from helpers.config import Settings, load_settings
-from helpers.redact import redact_uri
+from .config import Settings, load_settings
+from .localserver import StoreError, StoreUnavailable, ensure_local_server, main, server_data_path, server_log_path
+from .redact import redact_uri
 
 __all__ = [
     "Store",
@@ -41,395 +30,16 @@ __all__ = [
     "StoreWarning",
     "open_store",
     "mongomock_store",
-    "ensure_local_server",
-    "stop_local_server",
-    "local_server_status",
 ]
 
-SERVER_BINARY = "secantusd-py"
-HOST = "127.0.0.1"
-START_TIMEOUT_S = 20.0        # bounded wait for the first ping after starting the server
-STOP_TIMEOUT_S = 15.0         # SIGTERM grace period before SIGKILL (a clean stop takes ~3 s)
-LOCK_TIMEOUT_S = 60.0         # waiting for another process that is starting/stopping the server
 URI_TIMEOUT_MS = 5000         # serverSelectionTimeoutMS for MONGODB_URI unless the URI sets one
 SEQ_ATTEMPTS = 50             # append_log retries when a concurrent writer took the same seq
 _RESERVED = frozenset({"_id", "user_id", "session_id", "version", "created_at", "updated_at"})
 _LOG_FIELDS = frozenset({"seq", "role", "content", "tokens", "status", "reply_to", "error"})
 
-# The launcher runs the daemon as a grandchild and exits at once, so the server is
-# re-parented away from the caller (a notebook kernel, pytest) and never becomes its
-# zombie. Output goes to the log file only: never to the caller's stdout/stderr pipes.
-_LAUNCHER = (
-    "import subprocess, sys\n"
-    "log = open(sys.argv[1], 'ab')\n"
-    "p = subprocess.Popen(sys.argv[2:], stdin=subprocess.DEVNULL, stdout=log, stderr=log,\n"
-    "                     start_new_session=True, close_fds=True)\n"
-    "print(p.pid)\n"
-)
-
-
-class StoreError(RuntimeError):
-    """A store operation failed in a way the caller should see (e.g. seq allocation gave up)."""
-
-
-class StoreUnavailable(StoreError):
-    """No usable database: the message says which setting or command fixes it. Taught in 04."""
-
 
 class StoreWarning(UserWarning):
     """Raised as a warning when the store falls back to mongomock and nothing will persist."""
-
-
-# ---------------------------------------------------------------------------
-# Local SecantusDB server lifecycle
-# ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Paths:
-    root: Path        # <data_dir>/secantus
-    storage: Path     # WiredTiger home: one server process at a time
-    record: Path      # server.json: pid, host, port, started_at, log
-    log: Path
-    lock: Path
-
-
-def _paths(data_dir: str | os.PathLike) -> _Paths:
-    root = Path(data_dir).expanduser().resolve() / "secantus"
-    return _Paths(root, root / "db", root / "server.json", root / "server.log", root / "server.lock")
-
-
-def _local_uri(port: int) -> str:
-    return f"mongodb://{HOST}:{port}/?directConnection=true"
-
-
-def _find_server_binary() -> Path | None:
-    """The `secantusd-py` console script next to this Python, else on PATH, else None."""
-    candidate = Path(sys.executable).parent / SERVER_BINARY
-    if candidate.exists():
-        return candidate
-    found = shutil.which(SERVER_BINARY)
-    return Path(found) if found else None
-
-
-def _pid_running(pid: Any) -> bool:
-    """True if `pid` is a live process (zombies count as dead)."""
-    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True  # no /proc (macOS): trust kill(0)
-    fields = stat.rsplit(")", 1)[-1].split()
-    return not fields or fields[0] not in ("Z", "X")
-
-
-def _cmdline(pid: int) -> list[str] | None:
-    try:
-        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return None
-    return [part.decode(errors="replace") for part in raw.split(b"\0") if part]
-
-
-def _is_our_server(pid: int, storage: Path) -> bool:
-    """Guard against pid reuse: on Linux the process must be secantusd on this storage dir."""
-    args = _cmdline(pid)
-    if args is None:
-        return _pid_running(pid)
-    return any(SERVER_BINARY in a for a in args) and str(storage) in args
-
-
-def _server_pids(storage: Path) -> list[int]:
-    """Live secantusd processes serving `storage`, found via /proc (Linux only; else [])."""
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return []
-    pids = []
-    for entry in proc.iterdir():
-        if entry.name.isdigit() and int(entry.name) != os.getpid():
-            pid = int(entry.name)
-            if _is_our_server(pid, storage) and _pid_running(pid):
-                pids.append(pid)
-    return pids
-
-
-def _port_of(pid: int) -> int | None:
-    args = _cmdline(pid) or []
-    for flag, value in zip(args, args[1:]):
-        if flag == "--port" and value.isdigit():
-            return int(value)
-    return None
-
-
-def _port_open(port: int) -> bool:
-    """A cheap TCP probe, so a dead port fails at once instead of after a driver timeout."""
-    try:
-        with socket.create_connection((HOST, port), timeout=0.5):
-            return True
-    except OSError:
-        return False
-
-
-def _ping(uri: str, timeout_ms: int = 2000) -> bool:
-    client: MongoClient = MongoClient(uri, serverSelectionTimeoutMS=timeout_ms, connectTimeoutMS=timeout_ms)
-    try:
-        client.admin.command("ping")
-        return True
-    except PyMongoError:
-        return False
-    finally:
-        client.close()
-
-
-def _read_record(paths: _Paths) -> dict | None:
-    try:
-        record = json.loads(paths.record.read_text())
-    except (OSError, ValueError):
-        return None
-    return record if isinstance(record, dict) else None
-
-
-def _write_record(paths: _Paths, pid: int, port: int) -> dict:
-    record = {
-        "pid": pid,
-        "host": HOST,
-        "port": port,
-        "uri": _local_uri(port),
-        "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "storage_path": str(paths.storage),
-        "log": str(paths.log),
-    }
-    tmp = paths.record.with_suffix(f".tmp{os.getpid()}")
-    tmp.write_text(json.dumps(record, indent=2) + "\n")
-    os.replace(tmp, paths.record)
-    return record
-
-
-def _live_uri(paths: _Paths) -> str | None:
-    """The recorded server's URI if its process is alive and it answers a ping, else None."""
-    record = _read_record(paths)
-    pid, port = (record or {}).get("pid"), (record or {}).get("port")
-    if not isinstance(port, int) or not _pid_running(pid) or not _is_our_server(pid, paths.storage):
-        return None
-    return _local_uri(port) if _port_open(port) and _ping(_local_uri(port)) else None
-
-
-@contextlib.contextmanager
-def _locked(paths: _Paths, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
-    """Hold an exclusive flock on <data_dir>/secantus/server.lock (serialises start/stop across processes)."""
-    import fcntl  # POSIX only; imported here so MONGODB_URI users on Windows can still import this module
-
-    paths.root.mkdir(parents=True, exist_ok=True)
-    deadline = time.monotonic() + timeout
-    with open(paths.lock, "a+") as handle:
-        while True:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise StoreUnavailable(
-                        f"Waited {timeout:.0f} s for {paths.lock}, held by another process that is starting or "
-                        "stopping the local SecantusDB server; retry, or run `python -m helpers.store status`."
-                    ) from None
-                time.sleep(0.05)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _signal_main_thread(pid: int, sig: int) -> bool:
-    """Send `sig` to the process's main thread (Linux tgkill); False if that is not possible here."""
-    # Python runs signal handlers only in the main thread. A process-directed SIGTERM that the kernel hands
-    # to another thread leaves secantusd's main thread parked in Event.wait() for good (seen in ~5-25% of
-    # stops), so on Linux we aim the signal at the main thread, whose thread id is the pid.
-    if not sys.platform.startswith("linux"):
-        return False
-    import ctypes
-
-    tgkill = getattr(ctypes.CDLL(None, use_errno=True), "tgkill", None)
-    if tgkill is None:
-        return False
-    if tgkill(pid, pid, sig) == 0:
-        return True
-    if ctypes.get_errno() == errno.ESRCH:
-        raise ProcessLookupError(errno.ESRCH, f"no process {pid}")
-    return False  # e.g. EPERM: let os.kill raise the usual error
-
-
-def _terminate(pid: int, timeout: float = STOP_TIMEOUT_S, port: int | None = None) -> None:
-    """SIGTERM, wait up to `timeout`, then SIGKILL and wait a little more."""
-    for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 5.0)):
-        try:
-            aimed = sig == signal.SIGTERM and _signal_main_thread(pid, sig)
-            if not aimed:
-                os.kill(pid, sig)
-        except ProcessLookupError:
-            return
-        deadline = time.monotonic() + wait
-        resend_at = time.monotonic() + 5.0
-        while time.monotonic() < deadline:
-            if not _pid_running(pid):
-                return
-            if sig == signal.SIGTERM and not aimed and time.monotonic() > resend_at:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, sig)  # no tgkill: the first signal may have landed on the wrong thread
-                resend_at += 5.0
-            if port and sig == signal.SIGTERM:
-                # On SIGTERM the server joins its accept thread for up to 2 s; a connection wakes the blocked
-                # accept() so it sees the stop flag at once (a clean stop then takes ~0.1 s instead of ~2 s).
-                with contextlib.suppress(OSError):
-                    socket.create_connection((HOST, port), timeout=0.1).close()
-            time.sleep(0.05)
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((HOST, 0))
-        return sock.getsockname()[1]
-
-
-def _log_tail(paths: _Paths, lines: int = 15) -> str:
-    """The last lines the server wrote since our most recent start header."""
-    try:
-        text = paths.log.read_text(errors="replace")
-    except OSError:
-        return "(no log written)"
-    text = text.rsplit("--- helpers.store:", 1)[-1]
-    tail = text.strip().splitlines()[1:][-lines:]
-    return "\n".join("    " + line for line in tail) or "    (log is empty)"
-
-
-def _spawn(binary: Path, port: int, paths: _Paths) -> int:
-    """Start the daemon fully detached (own session, no inherited pipes); return its pid."""
-    stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    with open(paths.log, "a") as log:
-        log.write(f"\n--- helpers.store: {stamp} starting {binary} on {HOST}:{port} (storage {paths.storage}) ---\n")
-    cmd = [str(binary), "--host", HOST, "--port", str(port), "--storage-path", str(paths.storage),
-           "--log-level", "WARNING"]
-    done = subprocess.run([sys.executable, "-I", "-c", _LAUNCHER, str(paths.log), *cmd], cwd=paths.root,
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
-    if done.returncode != 0 or not done.stdout.strip().isdigit():
-        raise StoreUnavailable(f"Could not launch {binary}: {done.stderr.strip()[-500:] or 'no output'}")
-    return int(done.stdout.strip())
-
-
-def _wait_ready(pid: int, port: int, deadline: float) -> str | None:
-    """None once the server answers a ping; otherwise why it did not."""
-    while time.monotonic() < deadline:
-        if not _pid_running(pid):
-            return "the server process exited"
-        if not _port_open(port):
-            time.sleep(0.05)
-            continue
-        if _ping(_local_uri(port)):
-            return None
-    return f"no answer to ping within {START_TIMEOUT_S:.0f} s"
-
-
-def _start(paths: _Paths) -> str:
-    binary = _find_server_binary()
-    if binary is None:
-        raise StoreUnavailable(
-            f"SecantusDB's `{SERVER_BINARY}` was not found next to {sys.executable} or on PATH; install the "
-            "pinned requirements (`pip install -r requirements.txt`), or set MONGODB_URI to use another server."
-        )
-    paths.storage.mkdir(parents=True, exist_ok=True)
-    deadline = time.monotonic() + START_TIMEOUT_S
-    for _attempt in range(3):
-        port = _free_port()
-        pid = _spawn(binary, port, paths)
-        problem = _wait_ready(pid, port, deadline)
-        if problem is None:
-            _write_record(paths, pid, port)
-            return _local_uri(port)
-        if _pid_running(pid):
-            _terminate(pid, timeout=5.0, port=port)
-        tail = _log_tail(paths)
-        if "Address already in use" in tail and time.monotonic() < deadline:
-            continue  # another program grabbed the port between our probe and the bind
-        hint = ""
-        if "resource busy" in tail.lower():
-            holders = [p for p in _server_pids(paths.storage) if p != pid]
-            who = f"process {holders}" if holders else "another process"
-            hint = f" {who} already holds this data dir (see `pgrep -af secantusd`); stop it first."
-        raise StoreUnavailable(
-            f"The local SecantusDB server did not start ({problem}).{hint} Retry with "
-            f"`python -m helpers.store start`, read the log {paths.log}, or set MONGODB_URI to use another "
-            f"server. Last lines of the log:\n{tail}"
-        )
-    raise StoreUnavailable(f"No free port for the local SecantusDB server; see {paths.log}.")
-
-
-def ensure_local_server(data_dir: str | os.PathLike) -> str:
-    """Reuse the live local server for `data_dir`, or start one; return its URI. Taught in 04."""
-    paths = _paths(data_dir)
-    uri = _live_uri(paths)
-    if uri:
-        return uri
-    with _locked(paths):
-        uri = _live_uri(paths)  # someone may have started it while we waited for the lock
-        if uri:
-            return uri
-        record = _read_record(paths)
-        if record:  # stale: dead pid, or alive but not answering
-            pid = record.get("pid")
-            if _pid_running(pid) and _is_our_server(pid, paths.storage):
-                _terminate(pid, port=_port_of(pid))
-            paths.record.unlink(missing_ok=True)
-        for pid in _server_pids(paths.storage):  # running without a record (record deleted): adopt it
-            port = _port_of(pid)
-            if port and _ping(_local_uri(port)):
-                _write_record(paths, pid, port)
-                return _local_uri(port)
-        return _start(paths)
-
-
-def stop_local_server(data_dir: str | os.PathLike, timeout: float = STOP_TIMEOUT_S) -> bool:
-    """Stop the local server for `data_dir` (SIGTERM, then SIGKILL); True if one was running."""
-    paths = _paths(data_dir)
-    if not paths.root.exists():
-        return False
-    with _locked(paths):
-        record = _read_record(paths) or {}
-        pids = []
-        pid = record.get("pid")
-        if _pid_running(pid) and _is_our_server(pid, paths.storage):
-            pids.append(pid)
-        pids += [p for p in _server_pids(paths.storage) if p not in pids]
-        for pid in pids:
-            _terminate(pid, timeout, _port_of(pid) or record.get("port"))
-        paths.record.unlink(missing_ok=True)
-        return bool(pids)
-
-
-def local_server_status(data_dir: str | os.PathLike) -> dict:
-    """Is the local server for `data_dir` running? pid, port, uri, data path, log path."""
-    paths = _paths(data_dir)
-    record = _read_record(paths) or {}
-    port = record.get("port") if isinstance(record.get("port"), int) else None
-    alive = _pid_running(record.get("pid")) and _is_our_server(record["pid"], paths.storage)
-    running = bool(alive and port and _port_open(port) and _ping(_local_uri(port), 1000))
-    return {
-        "running": running,
-        "pid": record.get("pid") if alive else None,
-        "host": HOST if port else None,
-        "port": port,
-        "uri": _local_uri(port) if port else None,
-        "started_at": record.get("started_at"),
-        "stale_record": bool(record) and not running,
-        "data_path": str(paths.storage),
-        "log": str(paths.log),
-        "record": str(paths.record),
-    }
 
 
 # ---------------------------------------------------------------------------
@@ -500,7 +110,7 @@ class Store:
             return f"store: MongoDB at {self.uri} (database {self.db.name!r})"
         if self.kind == "local":
             address = re.sub(r"^mongodb://|/.*$", "", self.uri or "")
-            where = _paths(self.data_dir).storage if self.data_dir else "?"
+            where = server_data_path(self.data_dir) if self.data_dir else "?"
             return f"store: local SecantusDB server at {address} (database {self.db.name!r}, data in {where})"
         return "store: mongomock (in memory — nothing persists)"
 
@@ -674,8 +284,6 @@ class Store:
 
 def mongomock_store(db_name: str = "test") -> Store:
     """An in-memory mongomock Store for fast unit tests (no warning, nothing persists)."""
-    import mongomock
-
     client = mongomock.MongoClient(tz_aware=True)
     store = Store(client, client[db_name], "mongomock", None, None)
     store.ensure_indexes()
@@ -728,14 +336,14 @@ def open_store(settings: Settings | None = None, *, fallback: bool = True) -> St
         uri = ensure_local_server(s.data_dir)
     except StoreUnavailable as exc:
         if not fallback:
-            if "helpers.store start" in str(exc):
+            if "helpers.localserver start" in str(exc):
                 raise
-            raise StoreUnavailable(f"{exc} Then check with `python -m helpers.store start` (log: "
-                                   f"{_paths(s.data_dir).log}).") from None
+            raise StoreUnavailable(f"{exc} Then check with `python -m helpers.localserver start` (log: "
+                                   f"{server_log_path(s.data_dir)}).") from None
         reason = str(exc).splitlines()[0]
         message = (f"No persistent store: {reason} Falling back to mongomock, an IN-MEMORY stand-in: nothing "
-                   "will persist after this process ends. Fix: `python -m helpers.store start` (log: "
-                   f"{_paths(s.data_dir).log}), or set MONGODB_URI.")
+                   "will persist after this process ends. Fix: `python -m helpers.localserver start` (log: "
+                   f"{server_log_path(s.data_dir)}), or set MONGODB_URI.")
         print(f"WARNING: {message}", file=sys.stderr)
         warnings.warn(message, StoreWarning, stacklevel=2)
         return mongomock_store(s.db_name)
@@ -743,57 +351,6 @@ def open_store(settings: Settings | None = None, *, fallback: bool = True) -> St
     store = Store(client, client[s.db_name], "local", uri, Path(s.data_dir))
     store.ensure_indexes()
     return store
-
-
-# ---------------------------------------------------------------------------
-# Terminal: python -m helpers.store status|start|stop
-# ---------------------------------------------------------------------------
-
-
-def _print_status(status: dict) -> None:
-    if status["running"]:
-        print(f"local SecantusDB server: running (pid {status['pid']}) at {status['uri']}")
-        print(f"  started: {status['started_at']}")
-    else:
-        stale = " (stale record will be replaced on next start)" if status["stale_record"] else ""
-        print(f"local SecantusDB server: not running{stale}")
-    print(f"  data: {status['data_path']}")
-    print(f"  log:  {status['log']}")
-
-
-def main(argv: list[str] | None = None) -> int:
-    """CLI entry: status (exit 1 if not running), start, stop for the local server in GTE_DATA_DIR."""
-    parser = argparse.ArgumentParser(prog="python -m helpers.store",
-                                     description="Manage the local SecantusDB server for this checkout's data dir "
-                                                 "(GTE_DATA_DIR, default .data).")
-    parser.add_argument("command", choices=["status", "start", "stop"])
-    args = parser.parse_args(argv)
-    settings = load_settings()
-    if settings.mongodb_uri:
-        print(f"note: MONGODB_URI is set ({redact_uri(settings.mongodb_uri)}), so the helpers use that "
-              "server, not the local one.")
-    try:
-        if args.command == "status":
-            status = local_server_status(settings.data_dir)
-            _print_status(status)
-            return 0 if status["running"] else 1
-        if args.command == "start":
-            was_running = local_server_status(settings.data_dir)["running"]
-            ensure_local_server(settings.data_dir)
-            status = local_server_status(settings.data_dir)
-            print("already running" if was_running else "started")
-            _print_status(status)
-            return 0 if status["running"] else 1
-        before = local_server_status(settings.data_dir)
-        if stop_local_server(settings.data_dir):
-            pid = f" (pid {before['pid']})" if before["pid"] else ""
-            print(f"stopped the local SecantusDB server{pid}; data kept in {before['data_path']}")
-        else:
-            print("local SecantusDB server: not running; nothing to stop")
-        return 0
-    except StoreUnavailable as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
 
 
 if __name__ == "__main__":

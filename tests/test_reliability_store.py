@@ -25,7 +25,9 @@ from helpers.config import load_settings
 from helpers.consistency import check_consistency
 from helpers.llm import get_client, offline_transport
 from helpers.memory import BoundedMemory, TurnError
-from helpers.store import Store, ensure_local_server, local_server_status, open_store, stop_local_server
+from helpers.localserver import ensure_local_server, local_server_status, stop_local_server
+from helpers.processes import pid_running
+from helpers.store import Store, open_store
 
 
 def _db(prefix: str) -> str:
@@ -38,9 +40,9 @@ def _kill_local_server(data_dir) -> int:
     assert pid, "the local server is not running"
     os.kill(pid, signal.SIGKILL)
     deadline = time.monotonic() + 10
-    while store_mod._pid_running(pid) and time.monotonic() < deadline:
+    while pid_running(pid) and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert not store_mod._pid_running(pid)
+    assert not pid_running(pid)
     return pid
 
 

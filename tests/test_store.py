@@ -14,19 +14,11 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings as hsettings, strategies as st
 
-from helpers import store as store_mod
+from helpers import localserver
 from helpers.config import load_settings
-from helpers.store import (
-    Store,
-    StoreError,
-    StoreUnavailable,
-    StoreWarning,
-    ensure_local_server,
-    local_server_status,
-    mongomock_store,
-    open_store,
-    stop_local_server,
-)
+from helpers.localserver import ensure_local_server, local_server_status, stop_local_server
+from helpers.processes import pid_running
+from helpers.store import Store, StoreError, StoreUnavailable, StoreWarning, mongomock_store, open_store
 
 ROOT = Path(__file__).resolve().parent.parent
 ODD_IDS = ['{"$ne": null}', "$where", "$gt", "a.b", ".*", " ", "ünï😀", "null", "0"]
@@ -284,14 +276,14 @@ def test_malformed_mongodb_uri_names_the_setting():
 
 
 def test_missing_binary_falls_back_to_mongomock_loudly(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(store_mod, "_find_server_binary", lambda: None)
+    monkeypatch.setattr(localserver, "_find_server_binary", lambda: None)
     cfg = load_settings().with_(mongodb_uri=None, data_dir=tmp_path)
     with pytest.warns(StoreWarning, match="nothing will persist"):
         fallback = open_store(cfg)
     assert fallback.kind == "mongomock" and not fallback.persistent
     assert "nothing will persist" in capsys.readouterr().err
     assert fallback.append_log("u", "s", "user", "x") == 1
-    with pytest.raises(StoreUnavailable, match=r"python -m helpers\.store start"):
+    with pytest.raises(StoreUnavailable, match=r"python -m helpers\.localserver start"):
         open_store(cfg, fallback=False)
 
 
@@ -300,11 +292,11 @@ def test_start_failure_reports_the_log(tmp_path, monkeypatch):
     fake.parent.mkdir()
     fake.write_text("#!/bin/sh\necho 'fake server: disk on fire' >&2\nexit 3\n")
     fake.chmod(0o755)
-    monkeypatch.setattr(store_mod, "_find_server_binary", lambda: fake)
+    monkeypatch.setattr(localserver, "_find_server_binary", lambda: fake)
     with pytest.raises(StoreUnavailable) as info:
         ensure_local_server(tmp_path / "data")
     message = str(info.value)
-    assert "disk on fire" in message and "server.log" in message and "helpers.store start" in message
+    assert "disk on fire" in message and "server.log" in message and "helpers.localserver start" in message
     assert not (tmp_path / "data" / "secantus" / "server.json").exists()
 
 
@@ -398,13 +390,13 @@ def test_stale_record_is_replaced(scratch_dir):
 
 @pytest.mark.slow
 def test_racing_starts_share_one_server(scratch_dir):
-    code = "import sys; from helpers.store import ensure_local_server; print(ensure_local_server(sys.argv[1]))"
+    code = "import sys; from helpers.localserver import ensure_local_server; print(ensure_local_server(sys.argv[1]))"
     racers = [subprocess.Popen([sys.executable, "-c", code, str(scratch_dir)], cwd=ROOT, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True) for _ in range(3)]
     results = [r.communicate(timeout=60) for r in racers]
     assert [r.returncode for r in racers] == [0, 0, 0], [err[-2000:] for _, err in results]
     assert len({out.strip() for out, _ in results}) == 1  # the flock let exactly one of them start a server
-    assert store_mod._server_pids((scratch_dir / "secantus" / "db").resolve()) == [_record(scratch_dir)["pid"]]
+    assert localserver._server_pids((scratch_dir / "secantus" / "db").resolve()) == [_record(scratch_dir)["pid"]]
 
 
 @pytest.mark.slow
@@ -413,7 +405,7 @@ def test_cli_status_start_stop(scratch_dir):
 
     def cli(*args: str) -> subprocess.CompletedProcess:
         # capture_output + timeout: a server that inherited our pipes would hang this call
-        return subprocess.run([sys.executable, "-m", "helpers.store", *args], env=env, cwd=ROOT,
+        return subprocess.run([sys.executable, "-m", "helpers.localserver", *args], env=env, cwd=ROOT,
                               capture_output=True, text=True, timeout=60)
 
     status = cli("status")
@@ -425,9 +417,12 @@ def test_cli_status_start_stop(scratch_dir):
     assert again.returncode == 0 and "already running" in again.stdout and _record(scratch_dir)["pid"] == pid
     status = cli("status")
     assert status.returncode == 0 and f"running (pid {pid})" in status.stdout and str(scratch_dir) in status.stdout
+    old_name = subprocess.run([sys.executable, "-m", "helpers.store", "status"], env=env, cwd=ROOT,
+                              capture_output=True, text=True, timeout=60)
+    assert old_name.returncode == 0 and old_name.stdout == status.stdout  # `python -m helpers.store` still works
     stopped = cli("stop")
     assert stopped.returncode == 0 and f"stopped the local SecantusDB server (pid {pid})" in stopped.stdout
-    assert not store_mod._pid_running(pid)
+    assert not pid_running(pid)
     assert not (scratch_dir / "secantus" / "server.json").exists()
     assert "nothing to stop" in cli("stop").stdout
 
@@ -440,7 +435,7 @@ def test_data_survives_a_server_restart(scratch_dir):
         first.append_log("u", "s", "user", "hello")
         old_pid = _record(scratch_dir)["pid"]
     assert stop_local_server(scratch_dir) is True
-    assert not store_mod._pid_running(old_pid) and not local_server_status(scratch_dir)["running"]
+    assert not pid_running(old_pid) and not local_server_status(scratch_dir)["running"]
     with open_store(cfg, fallback=False) as second:
         assert _record(scratch_dir)["pid"] != old_pid
         assert second.load_session("u", "s")["summary"] == "remember me"

@@ -1,0 +1,9 @@
+"""Plumbing: `python -m helpers.bench COMMAND ...` runs helpers.bench.cli.main."""
+
+import sys
+
+from .cli import main
+
+__all__: list[str] = []
+
+sys.exit(main())

@@ -1,0 +1,35 @@
+"""Plumbing: the `python -m helpers.bench COMMAND` parser; one subcommand per benchmark module."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Callable
+
+from .compare import add_compare
+from .cost import add_cost
+from .load import add_load
+from .longmem_cmd import add_longmem
+from .overhead import add_overhead
+from .recall import add_recall
+from .retrieval import add_retrieval
+
+__all__ = ["SUBCOMMANDS", "build_parser", "main"]
+
+SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
+    add_cost, add_overhead, add_recall, add_compare, add_retrieval, add_load, add_longmem]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand in SUBCOMMANDS."""
+    parser = argparse.ArgumentParser(prog="python -m helpers.bench",
+                                     description="Measure the memory strategies of Goldfish to Elephant.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in SUBCOMMANDS:
+        add(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse `argv` and run the chosen subcommand; returns the exit code."""
+    args = build_parser().parse_args(argv)
+    return args.func(args)

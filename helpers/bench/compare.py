@@ -1,0 +1,65 @@
+"""The `compare` benchmark (the capstone): every stage on one scripted conversation, recall, tokens and cost. Taught in 06_elephant, "Every stage, one conversation, measured"."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Iterable
+
+from ..config import Settings, load_settings
+from ..pricing import CostLedger
+from ..scoring import answer_in_request
+from ..scripts import TRIP_PERSONA, recall_questions, recall_script
+from ..simulate import make_strategy, simulate, simulation_client
+from .common import positive_int
+
+__all__ = ["COMPARED", "compare_strategies", "run_compare", "add_compare"]
+
+
+COMPARED = (("stateless", {}), ("naive", {}), ("last_k", {"keep_last": 6}), ("bounded", {"budget": 300}),
+            ("vector", {"budget": 300, "memory_budget": 300}))
+
+
+def compare_strategies(turns: int = 150, *, settings: Settings | None = None,
+                       strategies: Iterable[tuple[str, dict]] = COMPARED, progress: bool = False) -> dict:
+    """Every stage of the series on the same recall script: tokens and USD per turn (all calls priced by a
+    ledger), then the share of planted questions whose answer is in the request each would send."""
+    settings = settings or load_settings()
+    client = simulation_client(settings)
+    script, questions = recall_script(turns), recall_questions()
+    results, table = {}, {}
+    for name, kwargs in strategies:
+        strategy = make_strategy(name, client, settings, system=TRIP_PERSONA, ledger=CostLedger(), **kwargs)
+        results[name] = simulate(strategy, script, name=name, progress=progress)
+        recalled = 0
+        for _kind, question, answer in questions:
+            request = strategy.build_request(question)
+            recalled += answer_in_request(request, answer)
+        r = results[name]
+        table[name] = {"recall": recalled / len(questions), "total_input_tokens": r.total_input_tokens,
+                       "max_turn_input_tokens": r.max_turn_input_tokens, "cost_usd": r.total_cost_usd,
+                       "cost_by_purpose": r.cost_by_purpose}
+        if hasattr(strategy, "close"):
+            strategy.close()
+    return {"turns": turns, "questions": len(questions), "table": table, "results": results}
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    """`compare`: the capstone table (recall, tokens, cost) for every stage of the series."""
+    out = compare_strategies(args.turns, progress=args.progress)
+    if args.json:
+        print(json.dumps({"turns": out["turns"], "questions": out["questions"], "table": out["table"]}))
+        return 0
+    print(f"{'strategy':>10} {'recall':>7} {'total input':>12} {'max/turn':>9} {'cost USD':>9}")
+    for name, row in out["table"].items():
+        print(f"{name:>10} {row['recall']:>7.0%} {row['total_input_tokens']:>12,} {row['max_turn_input_tokens']:>9,} "
+              f"{row['cost_usd']:>9.4f}")
+    return 0
+
+
+def add_compare(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("compare", help="every stage on one scripted conversation: recall, tokens, cost")
+    p.add_argument("--turns", type=positive_int, default=150)
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=False)
+    p.set_defaults(func=run_compare)
