@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from helpers import embeddings as emb
+from helpers import minilm
 from helpers.config import ConfigError
 from helpers.embeddings import (
     Embedder,
@@ -66,7 +67,7 @@ def test_bundled_weights_are_the_pinned_hugging_face_release():
 
 
 def test_missing_wheel_names_the_fix(monkeypatch):
-    monkeypatch.setattr(emb.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(minilm.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(ConfigError, match="requirements-nodeps.txt"):
         model_dir()
 
@@ -155,7 +156,7 @@ def test_blas_thread_setting_is_restored(model):
     before = blas_threads()
     assert before, "numpy reports no BLAS thread pool"
     seen = []
-    real = emb._blas_threads
+    real = minilm._blas_threads
 
     @contextlib.contextmanager
     def spy(n):
@@ -163,12 +164,12 @@ def test_blas_thread_setting_is_restored(model):
             seen.append(blas_threads())
             yield
 
-    emb._blas_threads, model_threads = spy, model.blas_threads
+    minilm._blas_threads, model_threads = spy, model.blas_threads
     try:
         model.blas_threads = 1
         model.embed_one("hello")
     finally:
-        emb._blas_threads, model.blas_threads = real, model_threads
+        minilm._blas_threads, model.blas_threads = real, model_threads
     assert seen and all(n == 1 for n in seen[0])  # limited while embedding
     assert blas_threads() == before               # and restored after
 

@@ -7,11 +7,12 @@ import warnings
 import pytest
 
 from helpers.config import load_settings
-from helpers.pricing import CostLedger, cost_of
 from helpers.llm import get_client, offline_transport
 from helpers.memory import BoundedMemory, EmptyMessageError, HistoryMemory, TurnResult
+from helpers.pricing import CostLedger, cost_of
 from helpers.store import mongomock_store
 from helpers.widgets import ChatWidget, gauge_html
+from helpers.widgets.render import cost_html, log_html, retrieved_html, summary_html, window_html
 
 FACT = "Hi Scout, my name is Maya and my favorite color is teal."
 SCRIPT = [FACT, "I live in Portland.", "What is my name?"]
@@ -349,3 +350,34 @@ def test_gauge_counts_the_system_prompt_before_the_first_message(client, setting
     gauge = memory.state()["gauge"]
     assert isinstance(gauge["system"], int) and gauge["system"] > 0
     assert "system ?" not in widget.gauge_view.value and f"system {gauge['system']:,}" in widget.gauge_view.value
+
+
+# ---------------------------------------------------------------------------- render: plain data in, HTML out
+
+def test_render_functions_need_no_widget_and_escape_what_they_show():
+    log = log_html([("user", "<b>hi</b>"), ("assistant", "hello & welcome")])
+    assert "&lt;b&gt;hi&lt;/b&gt;" in log and "hello &amp; welcome" in log and "<b>hi</b>" not in log
+    assert log.count('class="gte-msg ') == 2 and "gte-log-count" not in log  # the count shows only past 6 lines
+    assert "No messages yet." in log_html([])
+    window = window_html({"window": [{"role": "user", "text": "x" * 500, "tokens": 120}], "window_tokens": 120,
+                          "budget": 300})
+    assert "Window: 1 messages, 120 tokens (budget 300)" in window and "x" * 159 + "…" in window
+    assert "x" * 160 not in window
+
+
+def test_cost_panel_splits_a_turn_by_purpose_only_when_it_made_several_calls():
+    assert "no turn yet" in cost_html(None, 0.0)
+    one = cost_html({"cost": 0.002, "by_purpose": {"chat": 0.002}, "input_tokens": 1500, "output_tokens": 40}, 0.01)
+    assert "$0.002000" in one and "chat $" not in one and "1,500 input + 40 output" in one and "$0.010000" in one
+    two = cost_html({"cost": 0.003, "by_purpose": {"chat": 0.002, "summary": 0.001}, "input_tokens": 10,
+                     "output_tokens": 2}, 0.003)
+    assert "chat $0.002000 + summary $0.001000" in two
+    assert "n/a (no price" in cost_html({"cost": None, "by_purpose": {}, "input_tokens": 1, "output_tokens": 1}, 0.0)
+
+
+def test_summary_and_memory_panels_say_why_they_are_empty():
+    assert "keeps no summary" in summary_html({"stage": "history", "budget": None})
+    assert "nothing has left the window" in summary_html({"stage": "bounded", "budget": 300})
+    assert "no long-term memory" in retrieved_html({"stage": "bounded"})
+    assert "nothing retrieved for the last turn" in retrieved_html({"stage": "vector"})
+

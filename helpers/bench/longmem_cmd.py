@@ -1,4 +1,4 @@
-"""The `longmem` benchmark command: recall vs raw-turn baselines on long dated conversations, per token budget. Taught in 05_vector_memory."""
+"""The `longmem` benchmark command: recall vs raw-turn baselines on long dated conversations, per token budget. Taught in 05_vector_memory, "Which retrieval wins? Measure it"."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The `retrieval` benchmark: search latency at N memories per user (vector, BM25, hybrid). Taught in 05_vector_memory."""
+"""The `retrieval` benchmark: search latency at N memories per user (vector, BM25, hybrid). Taught in 05_vector_memory, "Which retrieval wins? Measure it"."""
 
 from __future__ import annotations
 
