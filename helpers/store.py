@@ -15,7 +15,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import mongomock
 from pymongo import ASCENDING, DESCENDING, MongoClient, ReturnDocument
 from pymongo.errors import DuplicateKeyError, PyMongoError
 
@@ -284,6 +283,8 @@ class Store:
 
 def mongomock_store(db_name: str = "test") -> Store:
     """An in-memory mongomock Store for fast unit tests (no warning, nothing persists)."""
+    import mongomock  # only tests and the fallback need it: importing helpers.store stays ~0.15 s cheaper
+
     client = mongomock.MongoClient(tz_aware=True)
     store = Store(client, client[db_name], "mongomock", None, None)
     store.ensure_indexes()
