@@ -107,7 +107,7 @@ def available_strategies() -> list[str]:
     return sorted(STRATEGIES)
 
 
-def make_strategy(name: str, client: anthropic.Anthropic, settings: Settings, **kw) -> Strategy:
+def make_strategy(name: str, client: anthropic.Anthropic, settings: Settings, **kw: Any) -> Strategy:
     """Build the registered strategy `name` (e.g. "naive", "last_k") with `kw` passed to its factory."""
     names = available_strategies()
     if name not in STRATEGIES:
