@@ -51,7 +51,7 @@ PERSON_NOUNS = frozenset(
     "doctor dentist therapist coach mentor landlord assistant dog cat puppy kitten pet horse bird parrot rabbit "
     "hamster sibling siblings in-law mother-in-law father-in-law sister-in-law brother-in-law gran granny "
     "nana grandparents grandparent pup doggy kitty pal buddy supervisor wives husbands daughters sons sisters brothers "
-    "cousins nieces nephews aunts uncles friends parents kids".split()
+    "cousins nieces nephews aunts uncles friends parents kids grandad granddad boy girl".split()
 )
 
 # Synonym groups: words a question may use for what a statement says in other words.
@@ -181,7 +181,7 @@ for _group in _GROUPS:
 
 # Words for the same person, and words for a kind of person that a more specific word belongs to.
 _SAME_PERSON = [
-    "grandmother gran grandma granny nana", "grandfather grandpa granddad gramps", "father dad daddy papa",
+    "grandmother gran grandma granny nana", "grandfather grandpa granddad grandad gramps", "father dad daddy papa", "son boy", "daughter girl",
     "mother mom mum mommy mummy mama", "child children kid kids", "friend pal buddy mate", "dog pup puppy doggy",
     "cat kitten kitty", "boss manager supervisor", "colleague coworker co-worker", "partner spouse",
     "grandparent grandparents", "parent parents", "sibling siblings", "neighbor neighbour",
@@ -328,6 +328,7 @@ TIME_WORDS = _TIME_WORDS = frozenset((_MONTHS + " " + _DAYS + " tomorrow tonight
 _NUMBER_WORDS = frozenset("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
                           "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety "
                           "hundred thousand million dozen half couple few several".split())
+_DATED = frozenset("day eve easter christmas hanukkah diwali ramadan thanksgiving halloween new-year".split())  # "Valentine's Day"
 _ORDINALS = frozenset("first second third fourth fifth sixth seventh eighth ninth tenth".split())  # which year, not how many
 _PLACE_PREP = re.compile(r"\b(?:in|at|near|to|from|on|by|outside|inside|downtown|abroad|overseas)\b", re.I)
 
@@ -348,7 +349,7 @@ def has_answer_type(kind: str, text: str, exclude: set[str]) -> bool:
     toks = [w for w in words(text) if stem(w) not in exclude]
     lower = [w.lower() for w in toks]
     if kind == "time":
-        return any(any(ch.isdigit() for ch in w) or w in _TIME_WORDS or w in _ORDINALS
+        return any(any(ch.isdigit() for ch in w) or w in _TIME_WORDS or w in _ORDINALS or w in _DATED
                    or any(p in _NUMBER_WORDS for p in w.split("-"))
                    for w in lower)
     if kind == "number":
