@@ -140,6 +140,11 @@ def read_question(text: str) -> Question:
                          text.replace("’", "'"), re.I):
         if stem(m.group(1) or m.group(2)) in PERSON_STEMS:
             heads.append(stem(m.group(1) or m.group(2)))  # "mum's birthday", "grandpa's job": the user's people
+    specific: list[str] = []
+    for m in re.finditer(r"(?=\b([a-z-]+)'s\s+([a-z-]+)\s+([a-z-]+)\b)", text.replace("’", "'"), re.I):
+        if stem(m.group(1)) not in PERSON_STEMS and m.group(1).lower() not in _QWORDS | STOPWORDS \
+                and m.group(2).lower() not in STOPWORDS and m.group(3).lower() not in _AUX | STOPWORDS:
+            specific.append(stem(m.group(2)))  # "the hotel's *phone* number": that very number, not the room's
     for i, name in enumerate(words(text)):
         if i > 0 and name[:1].isupper() and name not in ("I", "I'm") and name.lower() not in _QWORDS \
                 and not is_kind_of(stem(name), stem("language")) and name.lower() not in STOPWORDS \
@@ -154,7 +159,6 @@ def read_question(text: str) -> Question:
     vocab = {stem(w): w for w in words(text)}
     focus: list[str] = []
     weighted: list[str] = []
-    specific: list[str] = []
     m = re.match(r"(?i)\s*(?:what|which)(?:'s)?\s+(?:(?:kind|sort|type|make|model|brand) of\s+)?((?:[a-z-]+\s+){0,2})"
                  r"([a-z']*)", text)
     if m:

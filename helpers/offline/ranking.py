@@ -97,6 +97,8 @@ def _match(qs: str, qword: str, st: Statement, alias: dict[str, set[str]], stric
 SEMANTIC_MIN = 0.45  # MiniLM cosine at which a statement that passed every subject check answers in other words
 OBJECT_MIN = 0.44    # word similarity at which "my reptile" is "my tortoise" when the sentences agree (not "my postcode")
 INSTANCE_MIN = 0.36  # word similarity of a kind asked for ("which dish") and a word said for it ("lasagna")
+INSTANCE_SENTENCE_MIN = 0.35  # ... in a statement at least this close to the question as a whole
+POSITION_MIN = 0.55  # "where do I like to sit" is answered by a position ("a window seat") when the sentences agree
 _PREFERENCE = re.compile(r"\b(?:favou?rite|love|like|enjoy|prefer|adore|fond)\b", re.I)
 _NEGATIVE = re.compile(r"\b(?:not|never|no|can't|cannot|won't|don't|avoid|hate|dislike|allergic|intolerant|leave it out|"
                        r"steer clear|stand)\b|n't\b", re.I)
@@ -107,7 +109,7 @@ def _instance(focus: str, word: str, question: Question, st: Statement) -> bool:
     a word the question does not say, close enough to the kind, in a statement close to the question as a whole.
     A kind that is itself one thing of a known kind ("which university") must be said, never stood in for."""
     new = [w for w in st.words if stem(w) not in question.stems]
-    if is_specific(focus) or not new or cosine(question.text, st.text) < INSTANCE_MIN + 0.04:
+    if is_specific(focus) or not new or cosine(question.text, st.text) < INSTANCE_SENTENCE_MIN:
         return False
     return max(_word_similarity(word.lower(), w) for w in new) >= INSTANCE_MIN
 
@@ -151,11 +153,14 @@ def judge(question: Question, st: Statement, alias: dict[str, set[str]]) -> tupl
     important = set(question.heads) | set(question.objects) | set(question.focus) | set(question.weighted)
     weights = [2.0 if s in important else 1.0 for s in question.stems]
     matches = [_match(s, qwords.get(s, s), st, alias, strict=s in question.heads, taken=taken) for s in question.stems]
+    matches = [max(m, 0.9) if s in question.focus and _instance(s, qwords.get(s, s), question, st) else m
+               for s, m in zip(question.stems, matches)]  # "which dish" met by "lasagna" counts like "what music": jazz
     coverage = sum(w * m for w, m in zip(weights, matches)) / sum(weights)
     similarity = cosine(question.text, st.text)
     exclude = set(question.stems) | {a for h in question.heads for a in alias.get(h, ())} \
         if question.kind not in ("name", "person") else set(question.stems)
-    if not has_answer_type(question.kind, st.text, exclude):
+    if not has_answer_type(question.kind, st.text, exclude) \
+            and not (question.kind == "place" and similarity >= POSITION_MIN):
         return None, "no answer type"
     if not set(st.stems) - set(question.stems) - {"not"}:
         return None, "nothing new"  # says nothing the question does not already say
