@@ -122,7 +122,7 @@ _PHRASES = [(re.compile(rf"(?i)\b{k}\b"), v) for k, v in {
     r"turns? in|turned in|turning in": "bed", r"cut(?:s|ting)? (?:back|down)": "reduce",
     r"steer(?:s|ing)? clear|keep(?:s|ing)? away|stay(?:s|ing)? away": "avoid",
     r"stop(?:s|ped)? work(?:ing)?|give up work(?:ing)?": "retire", r"get(?:ting)? married|tie the knot": "marry",
-    r"on call": "on-call", r"keep(?:s|ing)? (?:it |them )?out": "avoid", r"leave (?:it|them) out": "avoid",
+    r"on call": "on-call", r"(?:make|makes|earn|earns|do|does|did)?\s*for a living": "job", r"keep(?:s|ing)? (?:it |them )?out": "avoid", r"leave (?:it|them) out": "avoid",
 }.items()]
 
 
