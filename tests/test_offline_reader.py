@@ -186,7 +186,8 @@ def test_a_part_nothing_answers_says_so_for_that_part_only(client):
 
 
 def test_phrasal_verbs_and_kinds_of_things_are_read_generically():
-    from helpers.offline.language import content_stems, has_answer_type, is_kind_of, stem
+    from helpers.offline.kinds import is_kind_of
+    from helpers.offline.language import content_stems, has_answer_type, stem
     assert "bed" in content_stems("What time do I turn in?")
     assert "avoid" in content_stems("Is there anything I should steer clear of?")
     assert is_kind_of(stem("cilantro"), stem("food"))  # a herb, and a herb is food

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .language import PERSON_NOUNS, STOPWORDS, TIME_WORDS, content_stems, is_kind_of, stem, words
+from .kinds import is_kind_of
+from .language import PERSON_NOUNS, STOPWORDS, TIME_WORDS, content_stems, stem, words
 
 __all__ = ["Question", "read_question", "is_question", "split_clauses", "question_parts", "PERSON_STEMS", "ROLE_STEMS"]
 

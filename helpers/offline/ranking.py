@@ -12,8 +12,8 @@ import re
 import threading
 from dataclasses import dataclass
 
-from .language import (has_answer_type, is_kind_of, is_specific, other_member, proper_names, related, same_person,
-                       stem, synonyms)
+from .kinds import is_kind_of, is_specific, other_member
+from .language import has_answer_type, proper_names, related, same_person, stem, synonyms
 from .person import mentions
 from .question import PERSON_STEMS, Question
 from .statements import Statement

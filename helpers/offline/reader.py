@@ -4,9 +4,11 @@
    is split into sentences and clauses, pronouns resolved ("my sister Priya ... she" → "my sister Priya").
 2. A question is read for what it asks: its content words (stemmed, with synonyms), the thing it is about
    ("my sister", "Priya", or the user themself) and the kind of answer (who/where/when/how many).
-3. Statements are ranked by word overlap (plus MiniLM sentence similarity when the local model is there);
-   the best one that is about the same thing and holds the right kind of answer is said back in second
-   person. If none qualifies, the reader says so: it never answers from anywhere but the request.
+3. Statements are judged (helpers.offline.ranking): one may answer only if it is about the same subject the
+   question asks about and names the thing asked about, then matches well enough by words or by meaning
+   (MiniLM sentence similarity when the local model is there). The best is said back in second person
+   (statements in helpers.offline.statements). If none qualifies, the reader says so: it never answers from
+   anywhere but the request.
 """
 
 from __future__ import annotations
