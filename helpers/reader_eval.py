@@ -8,8 +8,10 @@ request, asks the question through the real SDK client, and judges the reply:
 - false "I don't know": the statement was in the request, yet the reply declined;
 - invented: for an *absent* item (only a distractor statement is in the request), any reply that does not decline.
 
-`python -m helpers.reader_eval [--part tuning|held_out|all] [--failures] [--json]` prints the table by relation.
-The held-out part (tests/data/phrasing_heldout.json) is never used to tune the offline reader.
+`python -m helpers.reader_eval [--part tuning|held_out|all] [--failures] [--json]` prints the table by relation,
+per file and per part. Tuning: tests/data/phrasing_corpus.json and phrasing_corpus_b.json (the reader was developed
+against their failures). Held out: tests/data/phrasing_holdout.json, written blind and never used to tune the reader;
+`--part held_out` fails with a clear message while that file is missing, `--part all` reads the files that exist.
 """
 
 from __future__ import annotations
@@ -27,11 +29,18 @@ from .conversation import text_of
 from .llm import get_client, mode_line
 from .prompts import PLAIN_PERSONA
 
-__all__ = ["CORPUS_FILES", "Outcome", "load_corpus", "declines", "has_answer", "build_request", "evaluate",
+__all__ = ["CORPUS_FILES", "CorpusMissing", "Outcome", "load_corpus", "declines", "has_answer", "build_request", "evaluate",
            "table", "main"]
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "tests" / "data"
-CORPUS_FILES = {"tuning": DATA_DIR / "phrasing_corpus.json", "held_out": DATA_DIR / "phrasing_heldout.json"}
+CORPUS_FILES: dict[str, list[Path]] = {
+    "tuning": [DATA_DIR / "phrasing_corpus.json", DATA_DIR / "phrasing_corpus_b.json"],
+    "held_out": [DATA_DIR / "phrasing_holdout.json"],
+}
+
+
+class CorpusMissing(FileNotFoundError):
+    """A corpus file of the part asked for is not there (the held-out file is written separately, blind)."""
 
 # Ways a reply says it does not have the answer (a real model's wording varies; these cover the usual ones).
 _DECLINE = re.compile(
@@ -55,21 +64,29 @@ class Outcome:
     relation: str
     part: str
     present: bool
+    source: str  # the corpus file's stem (phrasing_corpus, phrasing_corpus_b, phrasing_holdout)
     question: str
     reply: str
     verdict: str  # correct | wrong | false_idk | declined (absent, right) | invented (absent, wrong)
 
 
 def load_corpus(part: str = "all") -> list[dict]:
-    """Corpus items of `part` (tuning, held_out or all), each with `present` and `part` set."""
-    parts = list(CORPUS_FILES) if part == "all" else [part]
-    if any(p not in CORPUS_FILES for p in parts):
+    """Corpus items of `part` (tuning, held_out or all), each with `present`, `part` and `source` set.
+
+    A named part whose file is missing raises CorpusMissing; `all` reads every file that exists."""
+    if part != "all" and part not in CORPUS_FILES:
         raise ValueError(f"part must be one of {sorted(CORPUS_FILES)} or 'all', got {part!r}")
     items = []
-    for name in parts:
-        data = json.loads(CORPUS_FILES[name].read_text(encoding="utf-8"))
-        items += [{**pair, "present": True, "part": name} for pair in data["pairs"]]
-        items += [{**item, "present": False, "part": name} for item in data["absent"]]
+    for name in (list(CORPUS_FILES) if part == "all" else [part]):
+        for path in CORPUS_FILES[name]:
+            if not path.exists():
+                if part == "all":
+                    continue
+                raise CorpusMissing(f"the {name} corpus file {path.name} is not in {path.parent} "
+                                    f"(it is written separately; `--part all` measures the files that exist)")
+            data = json.loads(path.read_text(encoding="utf-8"))
+            items += [{**pair, "present": True, "part": name, "source": path.stem} for pair in data["pairs"]]
+            items += [{**item, "present": False, "part": name, "source": path.stem} for item in data["absent"]]
     return items
 
 
@@ -117,8 +134,8 @@ def evaluate(client, items: list[dict], model: str) -> list[Outcome]:
     for item in items:
         message = client.messages.create(**build_request(item, items, model))
         reply = " ".join(text_of({"content": [b.model_dump() for b in message.content]}).split())
-        outcomes.append(Outcome(item["id"], item["relation"], item["part"], item["present"], item["question"],
-                                reply, _judge(item, reply)))
+        outcomes.append(Outcome(item["id"], item["relation"], item["part"], item["present"],
+                                item.get("source", item["part"]), item["question"], reply, _judge(item, reply)))
     return outcomes
 
 
@@ -159,10 +176,19 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     settings = load_settings()
     client = get_client(settings)
-    outcomes = evaluate(client, load_corpus(args.part), settings.chat_model)
-    parts = sorted({o.part for o in outcomes})
-    tables = {p: table([o for o in outcomes if o.part == p]) for p in parts}
-    if len(parts) > 1:
+    try:
+        items = load_corpus(args.part)
+    except CorpusMissing as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    outcomes = evaluate(client, items, settings.chat_model)
+    tables: dict[str, dict] = {}
+    for part in sorted({o.part for o in outcomes}):
+        sources = sorted({o.source for o in outcomes if o.part == part})
+        if len(sources) > 1:
+            tables.update({f"{part} / {s}": table([o for o in outcomes if o.source == s]) for s in sources})
+        tables[part] = table([o for o in outcomes if o.part == part])
+    if len({o.part for o in outcomes}) > 1:
         tables["all"] = table(outcomes)
     failures = [asdict(o) for o in outcomes if o.verdict not in ("correct", "declined")]
     if args.json:

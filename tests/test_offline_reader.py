@@ -186,7 +186,8 @@ def test_a_part_nothing_answers_says_so_for_that_part_only(client):
 
 
 def test_phrasal_verbs_and_kinds_of_things_are_read_generically():
-    from helpers.offline.language import content_stems, has_answer_type, is_kind_of, stem
+    from helpers.offline.kinds import is_kind_of
+    from helpers.offline.language import content_stems, has_answer_type, stem
     assert "bed" in content_stems("What time do I turn in?")
     assert "avoid" in content_stems("Is there anything I should steer clear of?")
     assert is_kind_of(stem("cilantro"), stem("food"))  # a herb, and a herb is food
@@ -208,3 +209,48 @@ def test_synonyms_are_one_thing_and_a_member_of_a_synonym_counts_but_names_nothi
     assert "salt" in ask(client, turns, "What am I eating less of?")  # salt is a food
     turns = [("I'm applying for a master's in economics.", "Good luck.")] + FILLER
     assert "don't know" in ask(client, turns, "Which university am I applying to?")
+
+
+# --- the answer-or-decline decision (helpers.offline.ranking), on sentences outside the phrasing corpus -----
+
+def test_the_clause_that_answers_is_said_not_its_neighbour(client):
+    """'for a living' is the idiom for a job, not the verb 'live': the nurse clause answers, not the Pasadena one."""
+    turns = [("My sister Priya lives in Pasadena and she is a nurse.", "Noted.")] + FILLER
+    for question in ("What does my sister do for a living?", "What does she do for a living?"):
+        reply = ask(client, turns, question)
+        assert "nurse" in reply and "Pasadena" not in reply, (question, reply)
+
+
+def test_a_paraphrase_and_a_member_of_the_kind_asked_for_are_answers(client):
+    assert "history" in ask(client, [("My uncle Raj teaches history at a college.", "Noted.")] + FILLER,
+                            "What subject does Raj teach?")
+    assert "42" in ask(client, [("I wear a size 42 jacket.", "Noted.")] + FILLER, "What size coat do I wear?")
+    assert "Bonfire" in ask(client, [("My mum's birthday is on Bonfire Night.", "Noted.")] + FILLER,
+                            "When is mum's birthday?")
+
+
+@pytest.mark.parametrize("statement, question", [
+    ("I wear a size 42 jacket.", "What size trousers do I wear?"),            # the attribute of another thing
+    ("I studied at a college in Leeds.", "Which high school did I attend?"),  # a modifier the statement lacks
+    ("The office's door code is 4471.", "What's the office's alarm code?"),   # another thing the place has
+    ("I can't stand olives.", "What's my favourite snack?"),                  # asked what they like, told a dislike
+])
+def test_a_statement_about_a_different_thing_declines(client, statement, question):
+    assert declined(ask(client, [(statement, "Noted.")] + FILLER, question)), question
+
+
+def test_the_verdict_names_its_reason():
+    from helpers.offline.ranking import judge
+    said = statements_of("", [("user", "My sister Priya lives in Pasadena."), ("user", "I wear a size 42 jacket.")])
+    assert judge(read_question("Where does my brother live?"), said[0], {})[1] == "other person"
+    assert judge(read_question("Where do I live?"), said[0], {})[1] == "not the user"
+    assert judge(read_question("What size trousers do I wear?"), said[1], {})[1] == "no specific"
+    scored, reason = judge(read_question("Where does my sister live?"), said[0], {})
+    assert reason == "ok" and scored.coverage == 1.0
+
+
+def test_the_leading_question_word_decides_what_kind_of_answer_is_wanted():
+    q = read_question("What was grandpa's job when he was a sailor?")
+    assert q.kind == "any" and q.heads == ["grandpa"]
+    assert read_question("Which seafood gives me a reaction?").focus == ["seafood"]  # 'gives' is the verb
+    assert read_question("Which Japanese city am I based in?").heads == []  # a nationality is not a person

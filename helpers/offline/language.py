@@ -18,9 +18,6 @@ __all__ = [
     "related",
     "synonyms",
     "same_person",
-    "is_kind_of",
-    "is_specific",
-    "other_member",
     "STOPWORDS",
     "PERSON_NOUNS",
     "has_answer_type",
@@ -51,7 +48,7 @@ PERSON_NOUNS = frozenset(
     "doctor dentist therapist coach mentor landlord assistant dog cat puppy kitten pet horse bird parrot rabbit "
     "hamster sibling siblings in-law mother-in-law father-in-law sister-in-law brother-in-law gran granny "
     "nana grandparents grandparent pup doggy kitty pal buddy supervisor wives husbands daughters sons sisters brothers "
-    "cousins nieces nephews aunts uncles friends parents kids".split()
+    "cousins nieces nephews aunts uncles friends parents kids grandad granddad boy girl".split()
 )
 
 # Synonym groups: words a question may use for what a statement says in other words.
@@ -122,7 +119,7 @@ _PHRASES = [(re.compile(rf"(?i)\b{k}\b"), v) for k, v in {
     r"turns? in|turned in|turning in": "bed", r"cut(?:s|ting)? (?:back|down)": "reduce",
     r"steer(?:s|ing)? clear|keep(?:s|ing)? away|stay(?:s|ing)? away": "avoid",
     r"stop(?:s|ped)? work(?:ing)?|give up work(?:ing)?": "retire", r"get(?:ting)? married|tie the knot": "marry",
-    r"on call": "on-call", r"keep(?:s|ing)? (?:it |them )?out": "avoid", r"leave (?:it|them) out": "avoid",
+    r"on call": "on-call", r"(?:make|makes|earn|earns|do|does|did)?\s*for a living": "job", r"keep(?:s|ing)? (?:it |them )?out": "avoid", r"leave (?:it|them) out": "avoid",
 }.items()]
 
 
@@ -181,7 +178,7 @@ for _group in _GROUPS:
 
 # Words for the same person, and words for a kind of person that a more specific word belongs to.
 _SAME_PERSON = [
-    "grandmother gran grandma granny nana", "grandfather grandpa granddad gramps", "father dad daddy papa",
+    "grandmother gran grandma granny nana", "grandfather grandpa granddad grandad gramps", "father dad daddy papa", "son boy", "daughter girl",
     "mother mom mum mommy mummy mama", "child children kid kids", "friend pal buddy mate", "dog pup puppy doggy",
     "cat kitten kitty", "boss manager supervisor", "colleague coworker co-worker", "partner spouse",
     "grandparent grandparents", "parent parents", "sibling siblings", "neighbor neighbour",
@@ -208,76 +205,6 @@ def same_person(asked: str, said: str) -> bool:
     the same person ('gran' = 'grandmother') or one of the kind asked about (asked 'kid', said 'daughter')."""
     a, b = _PERSON_ID.get(asked, asked), _PERSON_ID.get(said, said)
     return a == b or a in _KIND_OF.get(b, set()) or b in _KIND_OF.get(a, set())
-
-
-# Kinds of things and some of their members: a question about the kind ("what music") is answered by a member
-# ("jazz"); a statement about another member of the same kind ("wine" asked, "tea" said) is about something else.
-_CATEGORIES = {
-    "music": "jazz rock pop classical hip-hop rap blues country folk metal punk techno opera reggae soul indie "
-             "electronic disco funk gospel",
-    "sport": "football soccer basketball tennis golf cricket rugby baseball hockey volleyball badminton squash "
-             "swimming running cycling climbing boxing skiing surfing",
-    "instrument": "piano guitar violin cello drums flute trumpet saxophone bass ukulele harp clarinet viola banjo",
-    "bird": "parrot budgie canary chicken hen duck owl cockatiel",
-    "animal": "dog cat parrot rabbit hamster fish horse chicken hen goat guinea pig tortoise turtle snake lizard",
-    "room": "kitchen bathroom bedroom lounge attic basement garage study hallway nursery",
-    "computer": "laptop desktop thinkpad macbook pc chromebook",
-    "race": "marathon half-marathon 5k 10k triathlon ultramarathon",
-    "shop": "bakery cafe store boutique bookshop bookstore deli florist butcher grocery",
-    "diet": "vegan vegetarian keto paleo kosher halal pescatarian gluten-free",
-    "drink": "coffee tea beer wine juice whisky whiskey gin vodka cocktail soda",
-    "vegetable": "broccoli carrot pea spinach cabbage sprout onion mushroom celery eggplant aubergine kale "
-                 "cauliflower beetroot zucchini courgette potato mushroom tomato pepper",
-    "fruit": "apple banana orange mango strawberry grape pear peach cherry pineapple",
-    "herb": "coriander cilantro basil parsley mint dill rosemary thyme oregano sage",
-    "metal": "gold silver platinum copper steel titanium bronze",
-    "camera": "fujifilm canon nikon sony leica",
-    "language": "spanish french german italian chinese mandarin japanese portuguese arabic russian korean hindi dutch",
-    "condition": "diabetes diabetic asthma asthmatic coeliac celiac epilepsy epileptic arthritis migraine",
-    "health": "diabetes diabetic asthma asthmatic coeliac celiac epilepsy epileptic arthritis migraine",
-    "activity": "hiking walking running swimming climbing camping cycling kayaking fishing skiing surfing sailing",
-    "dog": "greyhound labrador poodle beagle terrier spaniel collie retriever dachshund husky pug corgi whippet",
-    "business": "shop company restaurant",
-    "food": "herb vegetable fruit meat fish sugar salt bread cheese dairy nut",
-    "hobby": "pottery yoga painting knitting gardening photography chess baking pilates dancing",
-    "class": "pottery yoga painting pilates dance spin",
-    "holiday": "vacation trip",
-    "season": "summer winter spring autumn",
-    "colour": "red blue green teal yellow purple orange pink black white grey gray brown",
-    "film": "movie",
-    "house": "cabin cottage flat apartment bungalow villa",
-    "building": "office cabin house flat apartment cottage hotel school gym hospital church library",
-    "job": "nurse teacher analyst engineer doctor dentist chef translator developer designer lawyer accountant architect",
-    "team": "celtics lakers yankees arsenal",
-    "degree": "master's bachelor's phd mba",
-    "school": "kindergarten university college nursery",
-}
-_MEMBERS: dict[str, set[str]] = {}
-_KIND_OF_THING: dict[str, set[str]] = {}
-for _kind, _members in _CATEGORIES.items():
-    for _m in _members.split():
-        _MEMBERS.setdefault(stem(_kind), set()).add(stem(_m))
-        _KIND_OF_THING.setdefault(stem(_m), set()).add(stem(_kind))
-
-
-def is_kind_of(member: str, kind: str) -> bool:
-    """'jazz' is a kind of 'music', 'cilantro' (a herb) a kind of 'food' (stems, two levels)."""
-    kinds = _KIND_OF_THING.get(member, set())
-    return kind in kinds or any(kind in _KIND_OF_THING.get(k, set()) for k in kinds)
-
-
-def is_specific(word: str) -> bool:
-    """A member of some kind of thing ('football' is a sport): a question naming it wants that very thing."""
-    return word in _KIND_OF_THING
-
-
-def other_member(asked: str, said: set[str]) -> bool:
-    """The question names one member of a kind ('wine') and the statement another ('tea'), not the one asked."""
-    if asked in said:
-        return False
-    kinds = _KIND_OF_THING.get(asked, set())
-    return any(kinds & _KIND_OF_THING.get(s, set()) and s != asked and not is_kind_of(asked, s)
-               and not related(asked, s) for s in said)  # 'flat' and 'apartment' are one thing
 
 
 def synonyms(word: str) -> frozenset[str]:
@@ -328,6 +255,7 @@ TIME_WORDS = _TIME_WORDS = frozenset((_MONTHS + " " + _DAYS + " tomorrow tonight
 _NUMBER_WORDS = frozenset("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
                           "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety "
                           "hundred thousand million dozen half couple few several".split())
+_DATED = frozenset("day eve easter christmas hanukkah diwali ramadan thanksgiving halloween new-year".split())  # "Valentine's Day"
 _ORDINALS = frozenset("first second third fourth fifth sixth seventh eighth ninth tenth".split())  # which year, not how many
 _PLACE_PREP = re.compile(r"\b(?:in|at|near|to|from|on|by|outside|inside|downtown|abroad|overseas)\b", re.I)
 
@@ -348,7 +276,7 @@ def has_answer_type(kind: str, text: str, exclude: set[str]) -> bool:
     toks = [w for w in words(text) if stem(w) not in exclude]
     lower = [w.lower() for w in toks]
     if kind == "time":
-        return any(any(ch.isdigit() for ch in w) or w in _TIME_WORDS or w in _ORDINALS
+        return any(any(ch.isdigit() for ch in w) or w in _TIME_WORDS or w in _ORDINALS or w in _DATED
                    or any(p in _NUMBER_WORDS for p in w.split("-"))
                    for w in lower)
     if kind == "number":

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .language import PERSON_NOUNS, STOPWORDS, TIME_WORDS, content_stems, is_specific, stem, words
+from .kinds import is_kind_of
+from .language import PERSON_NOUNS, STOPWORDS, TIME_WORDS, content_stems, stem, words
 
 __all__ = ["Question", "read_question", "is_question", "split_clauses", "question_parts", "PERSON_STEMS", "ROLE_STEMS"]
 
@@ -84,6 +85,8 @@ def question_parts(question: str) -> list[str]:
 
 def _kind(question: str) -> str:
     q = question.lower().replace("’", "'")
+    # "what was grandpa's job when he was a sailor": the leading question word decides, not one in a later clause
+    q = re.sub(r"^(\W*(?:(?:in|at|on|from|to|for|with|by)\s+)?(?:what|which)\b.*?)\s(?:when|where|while|who)\b.*$", r"\1", q)
     if re.search(r"\bhow often\b", q):
         return "time"
     if re.search(r"\bhow (?:many|much|old|long|far|tall|big)\b|\bwhat (?:number|amount|age|percentage)\b", q):
@@ -102,7 +105,11 @@ def _kind(question: str) -> str:
 _DROP_FOR = {"time": {"time", "day", "date", "year", "month", "often"},
              "number": {"number", "many", "much", "old", "long", "far", "amount", "age"},
              "place": {"city", "town", "country", "place"}, "person": set(), "name": set(), "any": set()}
-_VAGUE_HEADS = {"favorite", "favourite", "own", "new", "old", "current", "usual", "first", "last", "main", "best",
+_AUX = {"do", "does", "did", "is", "are", "am", "was", "were", "will", "would", "can", "could", "should", "have", "has",
+        "had", "i", "we", "my", "our", "you", "they"}
+# "what size shirt", "what colour car": the answer is the attribute, of the thing named after it
+_ATTRIBUTES = {"size", "colour", "color", "brand", "make", "model", "shade", "length", "height", "weight"}
+_VAGUE_HEADS = {"go-to", "favorite", "favourite", "own", "new", "old", "current", "usual", "first", "last", "main", "best",
                 "whole", "next", "little", "big", "older", "younger", "only", "late", "dear", "place", "thing", "stuff",
                 "one", "ones"}
 
@@ -130,8 +137,18 @@ def read_question(text: str) -> Question:
             heads.append(people[0])
         else:
             objects += [stem(w) for w in phrase if stem(w) not in PERSON_STEMS][:1]
+    for m in re.finditer(r"\b([a-z-]+)'s\b|\b(mum|mom|dad|grandma|grandpa|gran|granny|nana|grandad|granddad)\b",
+                         text.replace("’", "'"), re.I):
+        if stem(m.group(1) or m.group(2)) in PERSON_STEMS:
+            heads.append(stem(m.group(1) or m.group(2)))  # "mum's birthday", "grandpa's job": the user's people
+    specific: list[str] = []
+    for m in re.finditer(r"(?=\b([a-z-]+)'s\s+([a-z-]+)\s+([a-z-]+)\b)", text.replace("’", "'"), re.I):
+        if stem(m.group(1)) not in PERSON_STEMS and m.group(1).lower() not in _QWORDS | STOPWORDS \
+                and m.group(2).lower() not in STOPWORDS and m.group(3).lower() not in _AUX | STOPWORDS:
+            specific.append(stem(m.group(2)))  # "the hotel's *phone* number": that very number, not the room's
     for i, name in enumerate(words(text)):
         if i > 0 and name[:1].isupper() and name not in ("I", "I'm") and name.lower() not in _QWORDS \
+                and not is_kind_of(stem(name), stem("language")) and name.lower() not in STOPWORDS \
                 and name.lower() not in TIME_WORDS:
             heads.append(stem(name))
     heads = [h for h in dict.fromkeys(heads) if h]
@@ -143,17 +160,23 @@ def read_question(text: str) -> Question:
     vocab = {stem(w): w for w in words(text)}
     focus: list[str] = []
     weighted: list[str] = []
-    specific: list[str] = []
-    m = re.match(r"(?i)\s*(?:what|which)(?:'s)?\s+(?:(?:kind|sort|type|make|model|brand) of\s+)?((?:[a-z-]+\s+){0,2})", text)
+    m = re.match(r"(?i)\s*(?:what|which)(?:'s)?\s+(?:(?:kind|sort|type|make|model|brand) of\s+)?((?:[a-z-]+\s+){0,2})"
+                 r"([a-z']*)", text)
     if m:
         noun = []
         for w in m.group(1).split():
             if w.lower() in STOPWORDS or w.lower() in _QWORDS:
                 break
             noun.append(w)
+        after = (m.group(1).split()[len(noun):] or [m.group(2)])[0].lower()
+        if len(noun) > 1 and after not in _AUX:
+            noun = noun[:-1]  # "which seafood *gives* me": a verb follows the noun, it is not part of it
+        if noun and noun[0].lower() in _ATTRIBUTES and len(noun) > 1:
+            specific.append(stem(noun[1]))  # "what size *shirt*": the answer is a size, of that very thing
+            noun = noun[:1]
         for w in noun[:-1]:
-            if is_specific(stem(w)) and stem(w) in stems:
-                specific.append(stem(w))  # "which *football* team": that very thing must be said
+            if stem(w) in stems and w.lower() not in _VAGUE_HEADS and not is_kind_of(stem(w), stem("language")):
+                specific.append(stem(w))  # "which *football* team", "which *high* school": that very thing is said
         if noun and stem(noun[-1]) in stems and stem(noun[-1]) not in heads:
             focus.append(stem(noun[-1]))
     m = re.match(r"(?i)\s*what(?:'s| is| are| was)\s+the\s+((?:[\w'-]+\s+){0,3}?[\w'-]+)\s*(?:\?|$|\b(?:for|of|at|in|on|"

@@ -1,0 +1,179 @@
+"""Ranking statements against a question, and the decision to answer or decline. Plumbing behind 01_goldfish_stateless (you can skip this).
+
+A statement may answer only if it is about the SAME subject the question asks about (the user, or the same
+person/relation) and names the thing asked about; then it must match well enough, by words (stems, synonyms,
+kinds) or by meaning (MiniLM sentence similarity). `judge` gives the verdict and its reason for one statement.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+from dataclasses import dataclass
+
+from .kinds import is_kind_of, is_specific, other_member
+from .language import has_answer_type, proper_names, related, same_person, stem, synonyms
+from .person import mentions
+from .question import PERSON_STEMS, Question
+from .statements import Statement
+
+__all__ = ["cosine", "rank", "judge", "Scored", "SEMANTIC_MIN"]
+
+_EMBED_LOCK = threading.Lock()
+
+
+@functools.lru_cache(maxsize=1)
+def _embedder():
+    try:
+        from ..embeddings import _shared_local
+        model = _shared_local()
+        model.embed(["warm up"])
+        return model
+    except Exception:  # noqa: BLE001 - no local model: the reader works on words alone
+        return None
+
+
+@functools.lru_cache(maxsize=20000)
+def _vector(text: str):
+    model = _embedder()
+    if model is None:
+        return None
+    with _EMBED_LOCK:
+        return model.embed([text])[0]
+
+
+def cosine(a: str, b: str) -> float:
+    """MiniLM cosine of two sentences (0.0 without the local model), rounded so results stay deterministic."""
+    va, vb = _vector(a), _vector(b)
+    if va is None or vb is None:
+        return 0.0
+    return round(float(va @ vb), 3)
+
+
+def _aliases(statements: list[Statement]) -> dict[str, set[str]]:
+    """Stems that name the same person: "my sister Priya" / "my sister's name is Priya" → sister ↔ priya."""
+    alias: dict[str, set[str]] = {}
+    for st in statements:
+        pairs = [(rel, name) for rel, name in mentions(st.text) if name]
+        m = re.search(r"(?i)\b(?:my|our|the user's|your)\s+([\w-]+)'s\s+name\s+is\s+([A-Z][a-z]+)", st.text)
+        if m:
+            pairs.append((m.group(1).lower(), m.group(2)))
+        m = re.search(r"(?i)\b([A-Z][a-z]+)\s+is\s+(?:my|our|the user's)\s+([\w-]+)", st.text)
+        if m and m.group(1)[:1].isupper():
+            pairs.append((m.group(2).lower(), m.group(1)))
+        for rel, name in pairs:
+            a, b = stem(rel), stem(name.split()[0])
+            alias.setdefault(a, set()).add(b)
+            alias.setdefault(b, set()).add(a)
+    return alias
+
+
+@functools.lru_cache(maxsize=50000)
+def _word_similarity(a: str, b: str) -> float:
+    """MiniLM cosine of two single words (0.0 without the local model)."""
+    return cosine(a, b)
+
+
+def _match(qs: str, qword: str, st: Statement, alias: dict[str, set[str]], strict: bool = False,
+           taken: frozenset[str] = frozenset(), floor: float = 0.5) -> float:
+    """How well a statement covers one question word: 1 same word/person, 0.8 synonym, else word similarity.
+    `strict` (a person or name asked about): only the same person counts. `taken`: stems the question says
+    itself; a statement word that matches one of them is spoken for ("size shirt ... wear" never pairs shirt~wear)."""
+    if qs in st.stems or any(a in st.stems for a in alias.get(qs, ())):
+        return 1.0
+    if strict or qs in PERSON_STEMS:
+        return 1.0 if any(same_person(qs, s) or is_kind_of(s, qs) for s in st.stems) else 0.0
+    if any(related(qs, s) for s in st.stems):
+        return 0.8
+    if any(is_kind_of(s, qs) for s in st.stems):
+        return 0.9  # asked "what music", said "jazz"
+    if any(is_kind_of(s, k) for s in st.stems for k in synonyms(qs)):
+        return 0.5  # asked what they "eat", said "sugar" (a food): counts, but never names the thing asked about
+    best = max((_word_similarity(qword.lower(), w) for w in st.words if stem(w) not in taken), default=0.0)
+    return best if best >= floor else 0.0
+
+
+SEMANTIC_MIN = 0.45  # MiniLM cosine at which a statement that passed every subject check answers in other words
+OBJECT_MIN = 0.44    # word similarity at which "my reptile" is "my tortoise" when the sentences agree (not "my postcode")
+INSTANCE_MIN = 0.36  # word similarity of a kind asked for ("which dish") and a word said for it ("lasagna")
+INSTANCE_SENTENCE_MIN = 0.35  # ... in a statement at least this close to the question as a whole
+POSITION_MIN = 0.55  # "where do I like to sit" is answered by a position ("a window seat") when the sentences agree
+_PREFERENCE = re.compile(r"\b(?:favou?rite|love|like|enjoy|prefer|adore|fond)\b", re.I)
+_NEGATIVE = re.compile(r"\b(?:not|never|no|can't|cannot|won't|don't|avoid|hate|dislike|allergic|intolerant|leave it out|"
+                       r"steer clear|stand)\b|n't\b", re.I)
+
+
+def _instance(focus: str, word: str, question: Question, st: Statement) -> bool:
+    """The statement names a member of the kind asked for ("which dish" → "lasagna", "what subject" → "chemistry"):
+    a word the question does not say, close enough to the kind, in a statement close to the question as a whole.
+    A kind that is itself one thing of a known kind ("which university") must be said, never stood in for."""
+    new = [w for w in st.words if stem(w) not in question.stems]
+    if is_specific(focus) or not new or cosine(question.text, st.text) < INSTANCE_SENTENCE_MIN:
+        return False
+    return max(_word_similarity(word.lower(), w) for w in new) >= INSTANCE_MIN
+
+
+@dataclass
+class Scored:
+    """A statement with its coverage of the question, its similarity and the combined rank."""
+
+    statement: Statement
+    coverage: float
+    similarity: float
+    rank: float
+
+
+def judge(question: Question, st: Statement, alias: dict[str, set[str]]) -> tuple[Scored | None, str]:
+    """Whether `st` may answer `question`: (scored, "ok"), or (None, the reason it may not)."""
+    qwords = question.words
+    taken = frozenset(question.stems)
+    if any(_match(h, qwords.get(h, h), st, alias, strict=True) < 1.0 for h in question.heads):
+        return None, "other person"  # not about the person asked about
+    if question.about_user and st.about != "user" and question.kind != "person":
+        return None, "not the user"  # about someone else (the user's sister), the question is about the user
+    close = cosine(question.text, st.text) >= SEMANTIC_MIN  # the sentences as a whole agree
+    if any(_match(o, qwords.get(o, o), st, alias, taken=taken) < 0.55
+           and not (close and _match(o, qwords.get(o, o), st, alias, taken=taken, floor=OBJECT_MIN) >= OBJECT_MIN)
+           for o in question.objects):
+        return None, "other thing"  # not about the thing asked about
+    if any(other_member(q, {stem(w) for w in st.words if _word_similarity(qwords.get(q, q).lower(), w) < 0.7})
+           for q in question.stems):
+        return None, "sibling"  # asked about one thing of a kind (wine), the statement is about another (tea)
+    if any(_match(f, qwords.get(f, f), st, alias, taken=taken) < 0.55
+           and (is_specific(f) or not (set(proper_names(st.text)) - set(qwords.values())))
+           and not _instance(f, qwords.get(f, f), question, st) for f in question.focus):
+        return None, "no focus"  # "which university": the statement names none
+    if any(_match(f, qwords.get(f, f), st, alias, taken=taken) < 0.55 for f in question.specific):
+        return None, "no specific"
+    if not question.stems:
+        return None, "empty question"
+    if _PREFERENCE.search(question.text) and not _NEGATIVE.search(question.text) and _NEGATIVE.search(st.text):
+        return None, "opposite feeling"  # asked what they like; the statement says what they avoid or dislike
+    important = set(question.heads) | set(question.objects) | set(question.focus) | set(question.weighted)
+    weights = [2.0 if s in important else 1.0 for s in question.stems]
+    matches = [_match(s, qwords.get(s, s), st, alias, strict=s in question.heads, taken=taken) for s in question.stems]
+    matches = [max(m, 0.9) if s in question.focus and _instance(s, qwords.get(s, s), question, st) else m
+               for s, m in zip(question.stems, matches)]  # "which dish" met by "lasagna" counts like "what music": jazz
+    coverage = sum(w * m for w, m in zip(weights, matches)) / sum(weights)
+    similarity = cosine(question.text, st.text)
+    exclude = set(question.stems) | {a for h in question.heads for a in alias.get(h, ())} \
+        if question.kind not in ("name", "person") else set(question.stems)
+    if not has_answer_type(question.kind, st.text, exclude) \
+            and not (question.kind == "place" and similarity >= POSITION_MIN):
+        return None, "no answer type"
+    if not set(st.stems) - set(question.stems) - {"not"}:
+        return None, "nothing new"  # says nothing the question does not already say
+    missed = sum(m == 0.0 for m in matches)
+    if (coverage >= 0.5 and (missed == 0 or similarity >= 0.35)) or (similarity >= 0.45 and coverage >= 0.3) \
+            or similarity >= SEMANTIC_MIN:  # a paraphrase in other words ("come into the world" / "born")
+        return Scored(st, coverage, similarity, coverage + similarity), "ok"
+    return None, f"weak match (coverage {coverage:.2f}, similarity {similarity:.2f})"
+
+
+def rank(question: Question, statements: list[Statement]) -> list[Scored]:
+    """Statements that may answer `question`, best first (all checks passed)."""
+    alias = _aliases(statements)
+    out = [scored for scored, _ in (judge(question, st, alias) for st in statements) if scored is not None]
+    out.sort(key=lambda s: (-s.rank, -s.statement.order))
+    return out
