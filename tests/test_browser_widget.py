@@ -2,7 +2,9 @@
 
 Follows /work/shared/BROWSER_TESTING.md: JupyterLab on a free port (no token, temp JUPYTER_* dirs), the
 system Chromium driven by playwright (never `playwright install`), a copy of the notebook in a temp root.
-Screenshots go to test-artifacts/ (git-ignored): always one on success, one on failure.
+Screenshots go to $TEST_ARTIFACTS or test-artifacts/ (git-ignored): one on failure, and on every run a set of the
+widget (before the first message, after a few turns, retrieved panel filled, long messages, narrow and wide
+viewport) in widget_screenshots/, each taken after the layout check that asserts nothing is clipped.
 Set GTE_SKIP_BROWSER=1 to skip; without it a missing /usr/bin/chromium is a failure, not a skip.
 """
 
@@ -29,7 +31,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[1]
 WIDGET_NOTEBOOK = "06_elephant.ipynb"  # the notebook readers open: no stand-in notebook could hide its regression
 CHROMIUM = Path("/usr/bin/chromium")
-ARTIFACTS = ROOT / "test-artifacts"
+ARTIFACTS = Path(os.environ.get("TEST_ARTIFACTS") or ROOT / "test-artifacts")
+SHOTS = ARTIFACTS / "widget_screenshots"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
                   "--disable-dev-shm-usage"]
@@ -45,6 +48,17 @@ EXCHANGES = [("My sister Priya lives in Pasadena and she is a nurse.", None),
              ("Where does my cousin work?", "Getty"),
              ("I'm vegetarian, so no meat please.", None),
              ("What should I avoid eating?", "meat")]
+# Long messages: a paragraph, and unbroken strings (a URL, a code) that must wrap inside the log, not widen it.
+LONG_MESSAGES = [
+    "Quick update before I forget, it's a long one: my partner Alejandra and I are moving from Portland to a small "
+    "flat in Glendale at the end of March, the movers come on the 28th between eight and ten in the morning, the "
+    "new landlord is called Mr. Okonkwo, and the parking permit for the street still has to be sorted out at the "
+    "city office, which is only open on weekdays.",
+    "The booking link they sent me is https://example.com/reservations/confirm?id=8f3a2c91d4e74b0f9a1c2d3e4f5a6b7c"
+    "&guest=maya.teal.portland&ref=LAXWEEKNEXTMONTH and the code is GTE-7Q4M-XXLR-2219-PQDA-ZZZZ-0000-LONGCODE.",
+]
+# Viewports for the layout check: a narrow one (the side panel must wrap below the chat) and a wide one.
+VIEWPORTS = {"narrow": {"width": 900, "height": 1000}, "wide": {"width": 1920, "height": 1080}}
 KERNEL_IDLE = "Python 3 (ipykernel) | Idle"
 # The widget the reader types into carries this class (notebook 06 also shows a scripted demo widget above it).
 CHAT = ".gte-chat.gte-reader"
@@ -94,7 +108,7 @@ def _start_lab(tmp: Path, root: Path, port: int) -> subprocess.Popen:
     return subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root)
 
 
-def _wait_for_server(proc: subprocess.Popen, port: int, log: Path, timeout: float = 30) -> None:
+def _wait_for_server(proc: subprocess.Popen, port: int, log: Path, timeout: float = 90) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -151,23 +165,129 @@ def _chat(page, text: str, replies_before: int, enter: bool = False) -> None:
     page.wait_for_function(f"() => !document.querySelector('{CHAT} .gte-send').disabled", timeout=15_000)
 
 
+# Run in the page: every way the widget can be clipped or hide something, as a list of problems (empty = fine).
+_LAYOUT_PROBLEMS = """
+(sel) => {
+  const chat = document.querySelector(sel);
+  if (!chat) return [`no ${sel} in the page`];
+  const out = chat.closest('.jp-OutputArea-output');
+  const panel = chat.closest('.jp-NotebookPanel-notebook') || chat.closest('.jp-Notebook');
+  if (!out || !panel) return ['the chat widget is not inside a cell output area of a notebook'];
+  const area = out.getBoundingClientRect(), view = panel.getBoundingClientRect();
+  const problems = [];
+  const name = el => el.className && typeof el.className === 'string'
+      ? el.className.split(/\\s+/).filter(c => c.startsWith('gte-')).join('.') || el.tagName : el.tagName;
+  if (area.right > view.right + 1)
+    problems.push(`output area right edge ${area.right.toFixed(0)} is past the notebook's ${view.right.toFixed(0)}`);
+  const parts = ['.gte-log', '.gte-log-scroll', '.gte-input', '.gte-send', '.gte-gauge', '.gte-summary', '.gte-window',
+                 '.gte-retrieved', '.gte-cost', '.gte-gauge-body', '.gte-summary-body', '.gte-window-body',
+                 '.gte-retrieved-body', '.gte-cost-body'];
+  const elements = [chat, ...parts.flatMap(p => [...chat.querySelectorAll(p)])];
+  for (const p of parts)
+    if (!p.endsWith('-body') && !chat.querySelector(p)) problems.push(`${p} is missing`);
+  for (const el of elements) {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 && r.height === 0) { problems.push(`${name(el)} is not displayed`); continue; }
+    if (!el.classList.contains('gte-input') && el.scrollWidth > el.clientWidth + 1)
+      problems.push(`${name(el)}: content ${el.scrollWidth}px wide in a ${el.clientWidth}px box (cut or scrolled)`);
+    if (r.right > area.right + 1) problems.push(`${name(el)}: right edge ${r.right.toFixed(0)} past the output `
+                                                + `area's ${area.right.toFixed(0)}`);
+    if (r.left < area.left - 1) problems.push(`${name(el)}: left edge ${r.left.toFixed(0)} before the output area's`);
+  }
+  const labels = [...chat.querySelectorAll('.gte-gauge [class^="gte-gauge-label-"]')];
+  if (labels.length !== 4) problems.push(`gauge legend has ${labels.length} labels, not 4`);
+  const tops = new Set(labels.map(l => Math.round(l.getBoundingClientRect().top)));
+  if (tops.size > 1) problems.push(`gauge legend wraps onto ${tops.size} lines: `
+                                   + labels.map(l => l.innerText).join(' | '));
+  for (const l of labels) if (l.getClientRects().length > 1) problems.push(`gauge label "${l.innerText}" breaks`);
+  return problems;
+}
+"""
+
+# The log's state: how many lines, whether it scrolls, whether its count line and scrollbar show, and whether the
+# oldest line can be scrolled into view (then the view goes back to the newest line).
+_LOG_STATE = """
+(sel) => {
+  const chat = document.querySelector(sel);
+  const scroll = chat.querySelector('.gte-log-scroll');
+  const count = chat.querySelector('.gte-log-count');
+  const lines = scroll.querySelectorAll('.gte-msg');
+  const state = {lines: lines.length, overflowY: getComputedStyle(scroll).overflowY,
+                 scrolls: scroll.scrollHeight > scroll.clientHeight + 1,
+                 scrollbar: scroll.offsetWidth - scroll.clientWidth - 2 > 0,
+                 count: count ? count.innerText : null,
+                 countShown: !!count && count.getBoundingClientRect().height > 0};
+  const newestBefore = lines.length && lines[lines.length - 1].getBoundingClientRect().bottom
+                       <= scroll.getBoundingClientRect().bottom + 1;
+  scroll.scrollTop = -scroll.scrollHeight;  // column-reverse: scrolling up is negative
+  const box = scroll.getBoundingClientRect();
+  state.oldestReachable = lines.length > 0 && lines[0].getBoundingClientRect().top >= box.top - 1;
+  scroll.scrollTop = 0;
+  state.newestShown = !!newestBefore;
+  return state;
+}
+"""
+
+
+def _check_layout(page, stage: str) -> list[str]:
+    """What of the widget is clipped or hidden at this point (empty: nothing); screenshots of it as `stage`."""
+    chat = page.locator(CHAT)
+    chat.scroll_into_view_if_needed()
+    page.wait_for_timeout(300)  # let the layout settle after a resize or a new message
+    problems = page.evaluate(_LAYOUT_PROBLEMS, CHAT)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{stage}_page.png"))
+    # The notebook scrolls inside the page, so an output taller than the viewport is cut off in an element
+    # screenshot: make the window tall enough for the whole output for that picture, then put it back.
+    area = chat.locator("xpath=ancestor::div[contains(concat(' ', normalize-space(@class), ' '), "
+                        "' jp-OutputArea-output ')][1]")
+    size = page.viewport_size
+    tall = max(size["height"], int(area.bounding_box()["height"]) + 300)
+    page.set_viewport_size({"width": size["width"], "height": tall})
+    page.wait_for_timeout(300)
+    area.scroll_into_view_if_needed()
+    area.screenshot(path=str(SHOTS / f"{stage}_widget.png"))
+    page.set_viewport_size(size)
+    page.wait_for_timeout(300)
+    return problems
+
+
+def _check_log(page, messages: int) -> list[str]:
+    """What is wrong with the log holding `messages` lines: it must scroll with a visible scrollbar and count line,
+    and reach its oldest line."""
+    state = page.evaluate(_LOG_STATE, CHAT)
+    count = state["count"] or ""
+    checks = {f"holds {messages} lines": state["lines"] == messages,
+              "scrolls": state["scrolls"] and state["overflowY"] in ("scroll", "auto"),
+              "shows a scrollbar": state["scrollbar"],
+              f"shows the count '{messages} messages'": state["countShown"] and f"{messages} messages" in count,
+              "can be scrolled back to its oldest line": state["oldestReachable"],
+              "shows its newest line": state["newestShown"]}
+    return [f"the log fails '{what}': {state}" for what, ok in checks.items() if not ok]
+
+
 def test_chat_widget_in_jupyterlab(tmp_path):
     _require_chromium()
     from playwright.sync_api import sync_playwright
 
-    ARTIFACTS.mkdir(exist_ok=True)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(SHOTS, ignore_errors=True)  # the set on disk is always this run's
     root = tmp_path / "root"
     root.mkdir()
     notebook = _notebook_under_test(root)
     port = _free_port()
     lab = _start_lab(tmp_path, root, port)
     page = None
+    layout: dict[str, list[str]] = {}  # stage -> what is clipped or hidden; asserted empty at the end
     try:
         _wait_for_server(lab, port, tmp_path / "jupyterlab.log")
         with sync_playwright() as pw:
             context = pw.chromium.launch_persistent_context(
                 str(tmp_path / "chromium-profile"), executable_path=str(CHROMIUM), headless=True,
-                args=CHROMIUM_FLAGS, viewport={"width": 1500, "height": 1000})
+                args=CHROMIUM_FLAGS, viewport={"width": 1500, "height": 1000},
+                # playwright hides scrollbars in headless mode; show them as a person sees them (the log's one
+                # is checked, and it takes width from every scrolled panel)
+                ignore_default_args=["--hide-scrollbars"])
             try:
                 page = context.pages[0] if context.pages else context.new_page()
                 page.goto(f"http://127.0.0.1:{port}/lab/tree/{notebook.name}", timeout=30_000)
@@ -187,6 +307,8 @@ def test_chat_widget_in_jupyterlab(tmp_path):
                 summary_before = chat.locator(".gte-summary").inner_text()
                 window_before = chat.locator(".gte-window").inner_text()
                 assert chat.locator(".gte-msg-user").count() == 0
+                assert "?" not in chat.locator(".gte-gauge").inner_text(), chat.locator(".gte-gauge").inner_text()
+                layout["01_before_first_message"] = _check_layout(page, "01_before_first_message")
 
                 for i, text in enumerate(MESSAGES):
                     _chat(page, text, replies_before=i)
@@ -203,6 +325,7 @@ def test_chat_widget_in_jupyterlab(tmp_path):
                 assert window_after != window_before and MESSAGES[1] in window_after, window_after
                 assert "$" in chat.locator(".gte-cost").inner_text()
                 assert chat.locator(".gte-gauge .gte-gauge-window").count() == 1
+                layout["02_after_two_turns"] = _check_layout(page, "02_after_two_turns")
                 # Enter in the text box sends too
                 _chat(page, "What is my name, and where do I live?", replies_before=2, enter=True)
                 assert "What is my name, and where do I live?" in log.locator(".gte-msg-user").nth(2).inner_text()
@@ -215,9 +338,22 @@ def test_chat_widget_in_jupyterlab(tmp_path):
                         reply = log.locator(".gte-msg-assistant").nth(n).inner_text()
                         assert expected.lower() in reply.lower() and not declines(reply), (text, reply)
                 assert log.locator(".gte-msg-error").count() == 0, log.inner_text()
-                chat.scroll_into_view_if_needed()
-                page.screenshot(path=str(ARTIFACTS / "browser_widget_success.png"))
-                chat.screenshot(path=str(ARTIFACTS / "browser_widget_success_widget.png"))
+                assert chat.locator(".gte-retrieved li").count() >= 3, chat.locator(".gte-retrieved").inner_text()
+                turns = 3 + len(EXCHANGES)
+                layout["03_retrieved_panel_filled"] = (_check_layout(page, "03_retrieved_panel_filled")
+                                                       + _check_log(page, 2 * turns))
+                for n, text in enumerate(LONG_MESSAGES, start=turns):
+                    _chat(page, text, replies_before=n)
+                turns += len(LONG_MESSAGES)
+                assert log.locator(".gte-msg-error").count() == 0, log.inner_text()
+                layout["04_long_messages"] = _check_layout(page, "04_long_messages") + _check_log(page, 2 * turns)
+                for name, size in VIEWPORTS.items():
+                    page.set_viewport_size(size)
+                    stage = f"05_{name}_{size['width']}px"
+                    layout[stage] = _check_layout(page, stage) + _check_log(page, 2 * turns)
+                assert len(list(SHOTS.glob("*.png"))) == 2 * (4 + len(VIEWPORTS)), sorted(SHOTS.iterdir())
+                assert not any(layout.values()), f"the widget is clipped or hides something (see {SHOTS}): " + \
+                    "; ".join(f"{stage}: {problems}" for stage, problems in layout.items() if problems)
             except BaseException:
                 if page is not None:
                     page.screenshot(path=str(ARTIFACTS / "browser_widget_failure.png"))

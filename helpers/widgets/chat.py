@@ -46,17 +46,17 @@ class ChatWidget(widgets.VBox):
 
         stage = getattr(memory, "stage", type(memory).__name__)
         self.header = widgets.HTML(f"<b>{html.escape(title or f'Chat — {stage} memory')}</b>")
-        self.log_view = widgets.HTML(layout=widgets.Layout(width="100%"))
+        self.log_view = widgets.HTML(layout=widgets.Layout(width="100%", margin="0"))
         self.input = widgets.Text(placeholder="Type a message and press Enter", continuous_update=True,
                                   layout=widgets.Layout(flex="1 1 auto", width="auto"))
         self.send_button = widgets.Button(description="Send", button_style="primary", icon="paper-plane",
                                           layout=widgets.Layout(width="90px"))
         self.status = widgets.HTML()
-        self.summary_view = widgets.HTML(layout=widgets.Layout(width="100%"))
-        self.window_view = widgets.HTML(layout=widgets.Layout(width="100%"))
-        self.gauge_view = widgets.HTML(layout=widgets.Layout(width="100%"))
-        self.retrieved_view = widgets.HTML(layout=widgets.Layout(width="100%"))
-        self.cost_view = widgets.HTML(layout=widgets.Layout(width="100%"))
+        self.summary_view = widgets.HTML(layout=widgets.Layout(width="100%", margin="0"))
+        self.window_view = widgets.HTML(layout=widgets.Layout(width="100%", margin="0"))
+        self.gauge_view = widgets.HTML(layout=widgets.Layout(width="100%", margin="0"))
+        self.retrieved_view = widgets.HTML(layout=widgets.Layout(width="100%", margin="0"))
+        self.cost_view = widgets.HTML(layout=widgets.Layout(width="100%", margin="0"))
         for part, css in [(self.log_view, "gte-log"), (self.input, "gte-input"), (self.send_button, "gte-send"),
                           (self.status, "gte-status"), (self.summary_view, "gte-summary"),
                           (self.window_view, "gte-window"), (self.gauge_view, "gte-gauge"),

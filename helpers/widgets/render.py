@@ -109,8 +109,8 @@ def summary_html(state: dict) -> str:
         if missing:  # the facts the summary lost, each on its own line
             lost = "".join(f"<li>{_esc(m)}</li>" for m in missing[:8])
             more = f"<li>… and {len(missing) - 8} more</li>" if len(missing) > 8 else ""
-            body += (f'<div class="gte-lost" style="{_LINE["error"]}">lost from the summary:'
-                     f'<ul style="margin:2px 0 0 1em;padding:0">{lost}{more}</ul></div>')
+            body += (f'<div class="gte-lost" style="{_LINE["error"]};padding:2px 6px">lost from the summary:'
+                     f'<ul style="margin:2px 0 0 0;padding-left:1.2em">{lost}{more}</ul></div>')
     elif state.get("budget") is None and state.get("stage") in ("stateless", "history"):
         body = f'<div style="{_MUTED}">This strategy keeps no summary.</div>'
     else:
