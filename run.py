@@ -50,14 +50,14 @@ def setup() -> None:
     strip_outputs_on_commit()
 
 
-def strip_outputs_on_commit() -> None:
+def strip_outputs_on_commit(root: Path = ROOT) -> None:
     """Register nbstripout as this clone's git filter (see .gitattributes): running a notebook leaves git clean."""
-    if not (ROOT / ".git").exists() or not shutil.which("git"):
+    if not (root / ".git").exists() or not shutil.which("git"):
         return
     strip = f'"{PY}" -m nbstripout --keep-id'  # keep cell ids: tests and links refer to them
     for key, value in (("filter.nbstripout.clean", strip), ("filter.nbstripout.smudge", "cat"),
                        ("diff.ipynb.textconv", f"{strip} -t")):
-        subprocess.run(["git", "config", "--local", key, value], cwd=ROOT, check=False)
+        subprocess.run(["git", "config", "--local", key, value], cwd=root, check=False)
 
 
 def ensure_browser() -> None:

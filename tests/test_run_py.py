@@ -27,11 +27,15 @@ def test_gitattributes_route_notebooks_through_nbstripout():
     assert out.strip().endswith("filter: nbstripout")
 
 
-def test_clean_filter_strips_outputs_and_keeps_cell_ids(tmp_path):
+def test_clean_filter_strips_outputs_and_keeps_cell_ids(tmp_path, monkeypatch):
     run_py = _run_py()
-    run_py.strip_outputs_on_commit()  # what `run.py setup` does
-    clean = subprocess.run(["git", "config", "--get", "filter.nbstripout.clean"], cwd=ROOT,
+    monkeypatch.setattr(run_py, "PY", Path(sys.executable))  # this interpreter has nbstripout
+    clone = tmp_path / "clone"  # a throwaway repository: the test never rewrites this checkout's git config
+    subprocess.run(["git", "init", "-q", str(clone)], check=True)
+    run_py.strip_outputs_on_commit(clone)  # what `run.py setup` does
+    clean = subprocess.run(["git", "config", "--get", "filter.nbstripout.clean"], cwd=clone,
                            capture_output=True, text=True, check=True).stdout.strip()
+    assert "nbstripout" in clean
     nb = json.loads((ROOT / "notebooks" / "01_goldfish_stateless.ipynb").read_text(encoding="utf-8"))
     code = next(c for c in nb["cells"] if c["cell_type"] == "code")
     code["outputs"] = [{"output_type": "stream", "name": "stdout", "text": ["a saved output\n"]}]
