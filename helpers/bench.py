@@ -217,8 +217,8 @@ def _add_overhead(sub) -> None:
 # ---------------------------------------------------------------------------- retrieval
 
 def run_retrieval(args: argparse.Namespace) -> int:
-    """`retrieval`: search latency (p50/p95 ms) at `--memories` memories on the local store (helpers.vector)."""
-    from .vector import run_retrieval_benchmark
+    """`retrieval`: search latency (p50/p95 ms) at `--memories` memories on the local store (helpers.retrieval_bench)."""
+    from .retrieval_bench import run_retrieval_benchmark
 
     progress = (lambda message: print(message, file=sys.stderr)) if sys.stderr.isatty() else None
     report = run_retrieval_benchmark(args.memories, args.queries, k=args.k, distinct=args.distinct,
@@ -373,7 +373,7 @@ def measure_recall(turns: int = 150, *, budget: int = 300, summary_max_tokens: i
     from .memory import BoundedMemory, HistoryMemory, VectorMemory
     from .scripts import recall_questions, recall_script
     from .store import mongomock_store
-    from .vector import format_memories, pack
+    from .retrieval import format_memories, pack
 
     settings = settings or load_settings()
     client = simulation_client(settings)

@@ -1,4 +1,4 @@
-"""Tests for helpers.vector: storage format, BM25, vector/hybrid search, isolation, recency, packing, formatting."""
+"""Tests for helpers.retrieval: storage format, BM25, vector/hybrid search, isolation, recency, packing, formatting."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings as hsettings, strategies as 
 from helpers import prompts
 from helpers.offline_model import count_text_tokens
 from helpers.store import mongomock_store
-from helpers.vector import (
+from helpers.retrieval import (
     Hit,
     MemoryIndex,
     bm25_tokens,
@@ -29,9 +29,9 @@ from helpers.vector import (
     format_memories,
     pack,
     retrieve_block,
-    run_retrieval_benchmark,
     supports_vector_search,
 )
+from helpers.retrieval_bench import run_retrieval_benchmark
 
 ODD_IDS = ['{"$ne": null}', "$where", "$gt", "a.b", ".*", " ", "ünï😀", "null", "0"]
 BAD_IDS = [{"$ne": None}, {"$gt": ""}, None, 0, 1.5, b"u", ["u"], True, ""]
