@@ -1,4 +1,4 @@
-"""Memory writing off the reply path: `FactWorker` (a thread with a bounded queue) and its latency measured. Taught in 05_vector_memory, section 'Latency: extract inline or in the background'.
+"""`FactWorker` and its latency. Taught in 05_vector_memory, section 'Latency: extract inline or in the background'.
 
 `helpers.facts` re-exports everything here.
 """

@@ -1,4 +1,4 @@
-"""Retrieval latency benchmark: search at 10,000 memories per user (`python -m helpers.bench retrieval`). Plumbing: backs the latency claims of 05_vector_memory, section 'Extraction → storage → retrieval → injection'.
+"""Search latency at 10,000 memories (`python -m helpers.bench retrieval`). Plumbing for 05_vector_memory, section 'Which retrieval wins? Measure it'.
 
 Moves to helpers/bench/retrieval.py when the bench package lands.
 """

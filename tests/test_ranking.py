@@ -1,4 +1,4 @@
-"""Tests for helpers.retrieval.ranking: the pure rrf/top_k/recency functions, and that MemoryIndex.search composes them."""
+"""Tests for helpers.retrieval.ranking (rrf, top_k, recency) and that MemoryIndex.search composes them."""
 
 from __future__ import annotations
 

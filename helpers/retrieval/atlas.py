@@ -1,4 +1,4 @@
-"""MongoDB Atlas Vector Search: detect `$vectorSearch`, create the vector index, rank with it. Taught in 05_vector_memory, section 'Extraction → storage → retrieval → injection' (optional: needs Atlas).
+"""Atlas `$vectorSearch`: detect it, create its index, rank with it. Plumbing for 05_vector_memory, section 'Extraction → storage → retrieval → injection'.
 
 The local SecantusDB server, mongomock and a plain mongod have no `$vectorSearch`; there
 `MemoryIndex` ranks by exact cosine in numpy instead, and nothing here is used.

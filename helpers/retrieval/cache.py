@@ -1,4 +1,4 @@
-"""One user's memories as numpy arrays plus a BM25 inverted index (the per-user search cache). Plumbing behind 05_vector_memory, section 'Extraction → storage → retrieval → injection'.
+"""One user's memories as numpy arrays and a BM25 inverted index. Plumbing for 05_vector_memory, section 'Extraction → storage → retrieval → injection'.
 
 `MemoryIndex` keeps one `UserRows` per recently searched user and refreshes it from the database on
 every call; you can skip this file on a first read.
@@ -14,6 +14,7 @@ import numpy as np
 from bson import ObjectId
 
 from .bm25 import bm25_scores, bm25_tokens
+from .ranking import cosine_scores
 from .schema import Hit, as_utc, decode_vector
 
 __all__ = ["UserRows", "PROJECTION"]
@@ -130,8 +131,23 @@ class UserRows:
             mask &= self.is_fact[:n]
         return mask
 
+    def cosine(self, vector: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Cosine of every row to `vector` (exact, in numpy); -inf outside `mask`."""
+        sims = cosine_scores(self.emb[:self.n], vector)
+        sims[~mask] = -np.inf
+        return sims
+
+    def scatter(self, ranked: list[tuple[ObjectId, float]], mask: np.ndarray) -> np.ndarray:
+        """Scores ranked elsewhere (e.g. by $vectorSearch) per row; -inf for rows not ranked or outside `mask`."""
+        scores = np.full(self.n, -np.inf)
+        for _id, score in ranked:
+            row = self.row_of.get(_id)
+            if row is not None and mask[row]:
+                scores[row] = score
+        return scores
+
     def bm25(self, query: str, mask: np.ndarray) -> np.ndarray:
-        """BM25 score of every row for `query` (0 where no query term occurs or outside `mask`); statistics over active rows."""
+        """BM25 score of every row for `query` (0 outside `mask`); document statistics over active rows."""
         scores = bm25_scores(query, self.postings, self.doc_len[:self.n], self.active[:self.n])
         scores[~mask] = 0.0
         return scores

@@ -1,4 +1,4 @@
-"""`MemoryIndex`: per-user memory search over the `memories` collection (store, search, forget). Taught in 05_vector_memory, section 'Extraction → storage → retrieval → injection'.
+"""`MemoryIndex`: per-user memory store and search. Taught in 05_vector_memory, section 'Extraction → storage → retrieval → injection'.
 
 `MemoryIndex.search` always filters by `user_id` and drops superseded, forgotten and expired memories.
 Ranking runs in numpy over a per-user in-process cache (exact cosine, BM25, reciprocal-rank fusion);
@@ -292,14 +292,7 @@ class MemoryIndex:
         `updated_at` (last stated), when a half-life is set here or on the index (None here turns it off);
         ties go to the more recent memory. `query_vector` skips embedding the query.
         """
-        user_id = check_user_id(user_id)
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-        if not isinstance(query, str):
-            raise ValueError(f"query must be a str, got {type(query).__name__}")
-        kinds = check_kinds(kinds)
-        if not isinstance(k, int) or k < 1:
-            raise ValueError(f"k must be a positive int, got {k!r}")
+        user_id, kinds = _check_search(user_id, query, k, kinds, mode)
         now_s = (as_utc(now) or utc_now()).timestamp()
         half_life = self.half_life_days if half_life_days is _DEFAULT else half_life_days
         pool = candidates or max(50, 10 * k)  # how many each ranking passes to the fusion
@@ -321,7 +314,7 @@ class MemoryIndex:
                 lexical = rows.bm25(query, mask)
                 rankings["lexical"] = top_k(np.where(lexical > 0, lexical, -np.inf), pool, newer)
             if mode != "lexical":                               # 3. embedding ranking (cosine)
-                sims = _similarities(rows, mask, query_vector, atlas_ranked)
+                sims = rows.cosine(query_vector, mask) if atlas_ranked is None else rows.scatter(atlas_ranked, mask)
                 rankings["vector"] = top_k(sims, pool, newer)
             base = _fuse(mode, rankings, sims, lexical, lexical_weight)  # 4. one score per row (RRF in hybrid)
             if not base:
@@ -331,19 +324,17 @@ class MemoryIndex:
             return hits
 
 
-def _similarities(rows: UserRows, mask: np.ndarray, query_vector: np.ndarray,
-                  atlas_ranked: list[tuple[ObjectId, float]] | None) -> np.ndarray:
-    """Cosine of every row to the query (-inf outside `mask`); from $vectorSearch when it ranked."""
-    if atlas_ranked is None:
-        sims = cosine_scores(rows.emb[:rows.n], query_vector)
-        sims[~mask] = -np.inf
-        return sims
-    sims = np.full(rows.n, -np.inf)
-    for _id, cosine in atlas_ranked:
-        row = rows.row_of.get(_id)
-        if row is not None and mask[row]:
-            sims[row] = cosine
-    return sims
+def _check_search(user_id: Any, query: Any, k: Any, kinds: Any, mode: Any) -> tuple[str, tuple[str, ...]]:
+    """Validate `search`'s arguments (before any query runs); returns the user id and the kinds."""
+    user_id = check_user_id(user_id)
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    if not isinstance(query, str):
+        raise ValueError(f"query must be a str, got {type(query).__name__}")
+    kinds = check_kinds(kinds)
+    if not isinstance(k, int) or k < 1:
+        raise ValueError(f"k must be a positive int, got {k!r}")
+    return user_id, kinds
 
 
 def _fuse(mode: str, rankings: dict[str, list[int]], sims: np.ndarray | None, lexical: np.ndarray | None,

@@ -1,4 +1,4 @@
-"""Into the prompt: neutralise block tags, format dated memories, pack them into a token budget. Taught in 05_vector_memory, section 'Extraction → storage → retrieval → injection'.
+"""Into the prompt: tag sanitiser, dated lines, packing. Taught in 05_vector_memory, section 'Extraction → storage → retrieval → injection'.
 
 Memories and summaries go into the system prompt as data, inside `<remembered_memories>` and
 `<conversation_summary>` blocks. `neutralise_tags` is the one sanitiser for both: a user who types

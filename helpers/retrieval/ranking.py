@@ -1,4 +1,4 @@
-"""Ranking: cosine top-k, reciprocal-rank fusion (`rrf`) and the recency weight. Taught in 05_vector_memory, section 'Which retrieval wins? Measure it'.
+"""Cosine top-k, `rrf` and the recency weight. Taught in 05_vector_memory, section 'Which retrieval wins? Measure it'.
 
 Pure functions over numbers and lists: no database, no model. `MemoryIndex.search` composes them.
 """

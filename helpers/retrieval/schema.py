@@ -1,4 +1,4 @@
-"""The memory document, its ids, hashes and vectors, and `Hit`. Taught in 05_vector_memory, section 'Extraction → storage → retrieval → injection'.
+"""The memory document and `Hit`. Taught in 05_vector_memory, section 'Extraction → storage → retrieval → injection'.
 
 Every memory is one document in the `memories` collection, facts (helpers.facts) and episodes alike:
 
