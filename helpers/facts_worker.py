@@ -20,7 +20,7 @@ import numpy as np
 
 from .retrieval import MemoryIndex, check_user_id
 
-__all__ = ["FactWorker", "WorkerError", "Rememberer", "measure_extraction_latency"]
+__all__ = ["FactWorker", "WorkerError", "Rememberer", "measure_extraction_latency", "latency_summary"]
 
 log = logging.getLogger(__name__)
 
@@ -34,8 +34,8 @@ class Rememberer(Protocol):
                  **kwargs: Any) -> Any: ...
 
 
-def _ms_summary(samples_ms: list[float]) -> dict | None:
-    """p50, p95 (numpy's percentiles), mean and max in milliseconds; None without samples."""
+def latency_summary(samples_ms: list[float]) -> dict | None:
+    """p50, p95 (numpy's percentiles), mean and max of timings in ms, rounded to µs; None without samples."""
     if not samples_ms:
         return None
     data = np.asarray(samples_ms, dtype=np.float64)
@@ -186,7 +186,7 @@ def measure_extraction_latency(facts: Rememberer, exchanges: list[tuple[str, str
     if cleanup:
         facts.index.delete_user(sync_user)
         facts.index.delete_user(worker_user)
-    return {"turns": len(exchanges), "sync_ms": _ms_summary(sync_ms),
-            "worker_submit_ms": _ms_summary(submit_ms),
+    return {"turns": len(exchanges), "sync_ms": latency_summary(sync_ms),
+            "worker_submit_ms": latency_summary(submit_ms),
             "worker_drain_ms": round(drain_ms, 1), "worker_errors": worker.error_count, "stored": stored,
             "sync_samples": [round(x, 3) for x in sync_ms], "worker_samples": [round(x, 3) for x in submit_ms]}

@@ -15,6 +15,7 @@ from bson import ObjectId
 
 from .config import load_settings
 from .embeddings import embed_query, get_embedder
+from .facts_worker import latency_summary
 from .retrieval import MemoryIndex, utc_now
 from .store import open_store
 
@@ -23,7 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .embeddings import Embedder
     from .store import Store
 
-__all__ = ["run_retrieval_benchmark", "latency_summary"]
+__all__ = ["run_retrieval_benchmark"]
 
 _PEOPLE = ["Maya", "Jonah", "Priya", "Luis", "Hana", "Omar", "Grace", "Tomas", "Aiko", "Elena", "Kofi", "Zara"]
 _PLACES = ["Santa Monica", "Pasadena", "Malibu", "Echo Park", "Denver", "Tokyo", "Lisbon", "Austin", "Seattle",
@@ -61,14 +62,6 @@ def _fill(template: str, rng: np.random.Generator) -> str:
     return template.format(p=pick(_PEOPLE), l=pick(_PLACES), t=pick(_THINGS), m=pick(_MONTHS),
                            d=int(rng.integers(1, 29)), n=int(rng.integers(20, 400)),
                            c=f"{pick(['UA', 'DL', 'AA', 'AS', 'B6'])}{int(rng.integers(100, 9999))}")
-
-
-def latency_summary(samples_ms: list[float]) -> dict:
-    """p50, p95 (numpy's percentiles), mean and max of some timings, rounded to microseconds."""
-    data = np.asarray(samples_ms, dtype=np.float64)
-    p50, p95 = np.percentile(data, [50, 95])
-    return {"p50": round(float(p50), 3), "p95": round(float(p95), 3),
-            "mean": round(float(data.mean()), 3), "max": round(float(data.max()), 3)}
 
 
 def run_retrieval_benchmark(memories: int = 10_000, queries: int = 200, *, store: "Store | None" = None,
