@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover
+    import anthropic
 
 __all__ = [
     "Message",
     "ROLES",
     "text_of",
+    "reply_text",
     "is_tool_result_turn",
     "starts_exchange",
     "tool_use_ids",
@@ -22,6 +26,11 @@ __all__ = [
 Message = dict[str, Any]
 
 ROLES = ("user", "assistant")
+
+
+def reply_text(message: "anthropic.types.Message") -> str:
+    """The text of a Messages API reply (`content[0].text`, joined if there are several text blocks)."""
+    return "".join(block.text for block in message.content if getattr(block, "type", "") == "text")
 
 
 def _blocks(message: Mapping[str, Any]) -> list:

@@ -29,7 +29,7 @@ import numpy as np
 
 from .longmem_data import CATEGORIES, Conversation, Question, corpus, write_jsonl
 from .scoring import gold_in_request
-from .vector import bm25_tokens
+from .retrieval import bm25_tokens
 
 __all__ = ["BASELINES", "STAGES", "METHODS", "BM25", "rrf", "run_longmem", "format_table", "format_markdown"]
 

@@ -14,10 +14,10 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Callable
 
 from . import prompts
-from .vector import Hit, _clip, _TAG, check_user_id
+from .retrieval import BLOCK_TAG as _TAG, Hit, check_user_id, clip as _clip
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .vector import MemoryIndex
+    from .retrieval import MemoryIndex
 
 __all__ = ["TurnUnit", "turn_text", "index_turns", "Packing", "relevance", "pack_by_value", "with_neighbours",
            "format_block", "day_label", "TURN_CHARS"]

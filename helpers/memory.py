@@ -9,6 +9,7 @@ from typing import Any
 import anthropic
 
 from .config import Settings, load_settings
+from .conversation import reply_text
 from .prompts import PLAIN_PERSONA
 
 __all__ = [
@@ -56,11 +57,6 @@ def check_user_text(text: Any) -> str:
         raise EmptyMessageError(
             f"message too long ({len(text):,} characters > {MAX_USER_CHARS:,}); send it in smaller parts")
     return text
-
-
-def reply_text(message: anthropic.types.Message) -> str:
-    """The text of a Messages API reply (`content[0].text`, joined if there are several text blocks)."""
-    return "".join(block.text for block in message.content if getattr(block, "type", "") == "text")
 
 
 @dataclass
@@ -666,7 +662,7 @@ class VectorMemory(BoundedMemory):
             kwargs["budget"] = context_budget  # the stored window may hold the whole budget; each request chooses
         super().__init__(client, settings, store=store, **kwargs)
         from .facts import FactMemory, FactWorker
-        from .vector import MemoryIndex
+        from .retrieval import MemoryIndex
 
         self.index = index or (facts.index if facts is not None else
                                MemoryIndex(store, embedder, half_life_days=half_life_days))

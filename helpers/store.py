@@ -125,7 +125,7 @@ class Store:
 
     @property
     def memories(self):
-        """Long-term per-user memories (written by helpers.vector / helpers.facts)."""
+        """Long-term per-user memories (written by helpers.retrieval / helpers.facts)."""
         return self.db["memories"]
 
     def ensure_indexes(self) -> None:

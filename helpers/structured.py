@@ -15,6 +15,8 @@ from typing import Any
 import anthropic
 import httpx2
 
+from .conversation import reply_text
+
 __all__ = ["ToolOutputError", "schema_errors", "call_tool"]
 
 
@@ -78,7 +80,7 @@ def call_tool(client: anthropic.Anthropic, *, model: str, max_tokens: int, syste
         ledger.record(purpose, reply.model, reply.usage)
     calls = [b for b in reply.content if b.type == "tool_use" and b.name == tool["name"]]
     if not calls:
-        said = " ".join(b.text for b in reply.content if b.type == "text")[:200]
+        said = reply_text(reply)[:200]
         raise ToolOutputError(tool["name"], f"no tool call in the reply (stop_reason {getattr(reply, 'stop_reason', None)!r}; "
                                             f"text {said!r})")
     data = calls[0].input

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import anthropic
 
 from . import prompts
-from .conversation import text_of
+from .conversation import reply_text, text_of
+from .retrieval.inject import neutralise_tags
 from .structured import call_tool
 from .retention import check_retention as _check
 from .retention import fact_present
@@ -90,7 +90,7 @@ def merge_summary(client: anthropic.Anthropic, model: str, old_summary: str, dro
     shorten or give up)."""
     reply = client.messages.create(**summary_request(model, old_summary, dropped, max_tokens))
     _record(ledger, "summary", reply)
-    summary = "".join(b.text for b in reply.content if b.type == "text").strip()
+    summary = reply_text(reply).strip()
     tokens, calls = reply.usage.output_tokens, 1
     truncated = reply.stop_reason == "max_tokens"
     if not check_retention:
@@ -107,15 +107,12 @@ def merge_summary(client: anthropic.Anthropic, model: str, old_summary: str, dro
                                                          must_keep=check.lost))
         _record(ledger, "summary", retry)
         calls += 1
-        candidate = "".join(b.text for b in retry.content if b.type == "text").strip()
+        candidate = reply_text(retry).strip()
         second = _check(facts, candidate)
         if len(second.lost) <= len(check.lost):
             summary, tokens, check, remerged = candidate, retry.usage.output_tokens, second, True
             truncated = retry.stop_reason == "max_tokens"
     return SummaryResult(summary, tokens, facts, check.lost, check.score, remerged, calls, truncated)
-
-
-_BLOCK_TAG = re.compile(r"<\s*/?\s*(?:conversation_summary|remembered_memories)\s*>", re.I)
 
 
 def system_with_summary(persona: str, summary: str | None) -> str:
@@ -125,5 +122,5 @@ def system_with_summary(persona: str, summary: str | None) -> str:
     summary cannot close its block early and pose as instructions."""
     if not summary:
         return persona
-    summary = _BLOCK_TAG.sub("[tag removed]", summary)
+    summary = neutralise_tags(summary)
     return f"{persona}\n\n{prompts.SUMMARY_OPEN}{summary}{prompts.SUMMARY_CLOSE}"

@@ -8,7 +8,7 @@ from hypothesis import given, settings as hsettings, strategies as st
 from helpers.budget import BudgetPolicy, plan, window_suffix
 from helpers.longterm import format_block, pack_by_value
 from helpers.offline_model import count_text_tokens
-from helpers.vector import Hit
+from helpers.retrieval import Hit
 
 WHEN = datetime(2023, 5, 8, tzinfo=timezone.utc)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import anthropic
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -9,6 +10,7 @@ from hypothesis import strategies as st
 from helpers.conversation import (
     group_exchanges,
     is_tool_result_turn,
+    reply_text,
     starts_exchange,
     strip_meta,
     text_of,
@@ -182,3 +184,17 @@ def test_strip_meta_keeps_only_role_and_content():
     stored = user("hi", tokens=3, seq=9, _id="x")
     assert strip_meta(stored) == {"role": "user", "content": "hi"}
     assert stored == user("hi", tokens=3, seq=9, _id="x")  # the stored message is untouched
+
+
+def test_reply_text_joins_the_text_blocks_of_a_reply_and_skips_tool_use():
+    reply = anthropic.types.Message.model_validate({
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "m", "stop_reason": "end_turn",
+        "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1},
+        "content": [{"type": "text", "text": "It is "}, TOOL_USE, {"type": "text", "text": "sunny."}]})
+    assert reply_text(reply) == "It is sunny."
+
+
+def test_reply_text_is_one_function_everywhere():
+    from helpers import memory, structured, summary
+
+    assert memory.reply_text is summary.reply_text is structured.reply_text is reply_text

@@ -364,7 +364,7 @@ def test_a_bad_embedder_setting_is_a_config_error_naming_it():
 
 def test_voyage_queries_are_embedded_as_queries_and_memories_as_documents():
     from helpers.store import mongomock_store
-    from helpers.vector import MemoryIndex
+    from helpers.retrieval import MemoryIndex
 
     voyage, bodies = recording_voyage()
     index = MemoryIndex(mongomock_store(), voyage, backend="numpy")

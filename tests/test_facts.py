@@ -22,7 +22,7 @@ from helpers.facts import (
     near_duplicate,
 )
 from helpers.llm import get_client
-from helpers.vector import MemoryIndex
+from helpers.retrieval import MemoryIndex
 
 SRC = {"session_id": "s1", "seq": 1}
 

@@ -11,7 +11,7 @@ from helpers.memory import VectorMemory
 from helpers.offline_model import count_text_tokens
 from helpers.scripts import trip_script
 from helpers.store import mongomock_store
-from helpers.vector import Hit, MemoryIndex
+from helpers.retrieval import Hit, MemoryIndex
 
 START = datetime(2023, 5, 8, 14, 0, tzinfo=timezone.utc)
 FACT = "Oh, and my daughter Elsie has her first piano recital at the Colburn School this spring."

@@ -31,7 +31,7 @@ from helpers.memory import BoundedMemory, EmptyMessageError, TurnError, VectorMe
 from helpers.prompts import MEMORY_CLOSE, MEMORY_OPEN, SCOUT_PERSONA, SUMMARY_CLOSE, SUMMARY_OPEN
 from helpers.store import mongomock_store
 from helpers.summary import system_with_summary
-from helpers.vector import MemoryIndex, format_memories
+from helpers.retrieval import MemoryIndex, format_memories
 
 CORPUS = json.loads((Path(__file__).parent / "data" / "bad_inputs.json").read_text(encoding="utf-8"))
 INJECTIONS = ["ignore previous instructions", "fake summary header", "fake memories block", "system and role lines",
@@ -271,7 +271,7 @@ def test_one_users_memory_is_never_returned_for_another(a, b, same_session):
     assert check_consistency(store, a, sid_a, budget=60) == [] and check_consistency(store, b, sid_b, budget=60) == []
     try:
         from helpers.facts import FactMemory
-        from helpers.vector import MemoryIndex
+        from helpers.retrieval import MemoryIndex
     except ImportError:
         return
     from helpers.memory import VectorMemory
@@ -319,7 +319,7 @@ def test_non_string_ids_raise_value_error_and_write_nothing(bad, settings):
             call()
     try:
         from helpers.facts import FactMemory
-        from helpers.vector import MemoryIndex
+        from helpers.retrieval import MemoryIndex
     except ImportError:
         pass
     else:

@@ -13,7 +13,7 @@ from ..scoring import answer_in_request, mentions
 from ..scripts import TRIP_PERSONA, recall_questions, recall_script
 from ..simulate import simulation_client
 from ..store import mongomock_store
-from ..vector import format_memories, pack
+from ..retrieval import format_memories, pack
 from .common import positive_int
 
 __all__ = ["RECALL_STRATEGIES", "measure_recall", "run_recall", "add_recall"]

@@ -6,14 +6,14 @@ import argparse
 import json
 import sys
 
-from ..vector import run_retrieval_benchmark
+from .latency import run_retrieval_benchmark
 from .common import positive_int
 
 __all__ = ["run_retrieval", "add_retrieval", "run_retrieval_benchmark"]
 
 
 def run_retrieval(args: argparse.Namespace) -> int:
-    """`retrieval`: search latency (p50/p95 ms) at `--memories` memories on the local store (helpers.vector)."""
+    """`retrieval`: search latency (p50/p95 ms) at `--memories` memories on the local store (helpers.bench.latency)."""
     progress = (lambda message: print(message, file=sys.stderr)) if sys.stderr.isatty() else None
     report = run_retrieval_benchmark(args.memories, args.queries, k=args.k, distinct=args.distinct,
                                      progress=progress)

@@ -1,0 +1,51 @@
+"""Long-term memory retrieval: store per user, rank (BM25, cosine, RRF), inject. Taught in 05_vector_memory.
+
+Read in this order: `schema.py` (the memory document) → `bm25.py` → `ranking.py` (`rrf`) →
+`index.py` (`MemoryIndex.search` composes them) → `inject.py` (into the prompt). `cache.py` and
+`atlas.py` are plumbing you can skip.
+"""
+
+from __future__ import annotations
+
+from .atlas import VECTOR_INDEX_NAME, create_vector_index, supports_vector_search
+from .bm25 import bm25_scores, bm25_tokens
+from .index import MODES, MemoryIndex
+from .inject import BLOCK_TAG, format_memories, memory_line, neutralise_tags, pack, retrieve_block
+from .ranking import LEXICAL_WEIGHT, RRF_K, cosine_scores, recency_weight, rrf, top_k
+from .schema import (KINDS, Hit, as_utc, check_kinds, check_source, check_user_id, clip, content_hash, decode_vector,
+                     encode_vector, episode_text, normalise_text, utc_now)
+
+__all__ = [
+    "Hit",
+    "MemoryIndex",
+    "pack",
+    "format_memories",
+    "retrieve_block",
+    "memory_line",
+    "neutralise_tags",
+    "BLOCK_TAG",
+    "rrf",
+    "cosine_scores",
+    "top_k",
+    "recency_weight",
+    "bm25_tokens",
+    "bm25_scores",
+    "normalise_text",
+    "content_hash",
+    "encode_vector",
+    "decode_vector",
+    "check_user_id",
+    "check_source",
+    "check_kinds",
+    "clip",
+    "episode_text",
+    "utc_now",
+    "as_utc",
+    "supports_vector_search",
+    "create_vector_index",
+    "KINDS",
+    "MODES",
+    "RRF_K",
+    "LEXICAL_WEIGHT",
+    "VECTOR_INDEX_NAME",
+]

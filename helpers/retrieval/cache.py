@@ -1,0 +1,153 @@
+"""One user's memories as numpy arrays and a BM25 inverted index. Plumbing for 05_vector_memory, section 'Extraction → storage → retrieval → injection'.
+
+`MemoryIndex` keeps one `UserRows` per recently searched user and refreshes it from the database on
+every call; you can skip this file on a first read.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from datetime import datetime
+
+import numpy as np
+from bson import ObjectId
+
+from .bm25 import bm25_scores, bm25_tokens
+from .ranking import cosine_scores
+from .schema import Hit, as_utc, decode_vector
+
+__all__ = ["UserRows", "PROJECTION"]
+
+PROJECTION = {"user_id": 1, "kind": 1, "text": 1, "embedding": 1, "content_hash": 1, "source": 1, "created_at": 1,
+              "updated_at": 1, "seen_count": 1, "active": 1, "superseded_by": 1, "expires_at": 1}
+
+
+class UserRows:
+    """One user's memories as arrays: embeddings, flags, dates, and a BM25 inverted index."""
+
+    def __init__(self, dim: int):
+        self.dim = dim
+        self.n = 0
+        self.capacity = 0
+        self.ids: list[ObjectId] = []
+        self.row_of: dict[ObjectId, int] = {}
+        self.texts: list[str] = []
+        self.hashes: list[str] = []
+        self.by_hash: dict[str, set[int]] = {}
+        self.kinds: list[str] = []
+        self.sources: list[dict | None] = []
+        self.created: list[datetime | None] = []
+        self.updated: list[datetime | None] = []
+        self.seen: list[int] = []
+        self.emb = np.zeros((0, dim), dtype=np.float32)
+        self.is_fact = np.zeros(0, dtype=bool)
+        self.active = np.zeros(0, dtype=bool)
+        self.updated_s = np.zeros(0, dtype=np.float64)
+        self.expires_s = np.zeros(0, dtype=np.float64)
+        self.doc_len = np.zeros(0, dtype=np.float64)
+        self.tf: list[Counter] = []
+        self.postings: dict[str, dict[int, int]] = {}
+        self.max_updated: datetime | None = None
+        self.wrong_dim = 0
+
+    def _grow(self) -> None:
+        """Double the arrays' capacity (amortised O(1) appends)."""
+        capacity = max(64, self.capacity * 2)
+
+        def grown(array: np.ndarray, fill: float = 0) -> np.ndarray:
+            out = np.full((capacity, *array.shape[1:]), fill, dtype=array.dtype)
+            out[:self.n] = array[:self.n]
+            return out
+
+        self.emb = grown(self.emb)
+        self.is_fact, self.active = grown(self.is_fact), grown(self.active)
+        self.updated_s, self.expires_s, self.doc_len = grown(self.updated_s), grown(self.expires_s), grown(self.doc_len)
+        self.capacity = capacity
+
+    def upsert(self, doc: dict) -> int:
+        """Add or replace the row of `doc` (a memory document as stored)."""
+        _id = doc["_id"]
+        row = self.row_of.get(_id)
+        if row is None:
+            if self.n == self.capacity:
+                self._grow()
+            row, self.n = self.n, self.n + 1
+            self.row_of[_id] = row
+            for column in (self.ids, self.texts, self.hashes, self.kinds, self.sources, self.created, self.updated,
+                           self.seen):
+                column.append(None)
+            self.tf.append(Counter())
+        vector = decode_vector(doc.get("embedding"))
+        if vector.shape != (self.dim,):
+            self.wrong_dim += 1  # embedded by another model: lexical only
+            vector = np.zeros(self.dim, dtype=np.float32)
+        created, updated = as_utc(doc.get("created_at")), as_utc(doc.get("updated_at"))
+        expires = as_utc(doc.get("expires_at"))
+        active = bool(doc.get("active", doc.get("superseded_by") is None))
+        old_hash, new_hash = self.hashes[row], doc.get("content_hash", "")
+        if old_hash is not None and old_hash != new_hash:
+            self.by_hash.get(old_hash, set()).discard(row)
+        self.by_hash.setdefault(new_hash, set()).add(row)
+        self.ids[row], self.texts[row], self.hashes[row] = _id, doc.get("text", ""), new_hash
+        self.kinds[row], self.sources[row] = doc.get("kind", "fact"), doc.get("source")
+        self.created[row], self.updated[row] = created, updated or created
+        self.seen[row] = int(doc.get("seen_count") or 1)
+        self.emb[row] = vector
+        self.is_fact[row], self.active[row] = self.kinds[row] == "fact", active
+        self.updated_s[row] = (updated or created).timestamp() if (updated or created) else 0.0
+        self.expires_s[row] = expires.timestamp() if expires else math.inf
+        self._index_terms(row, bm25_tokens(self.texts[row]) if active else [])
+        if updated and (self.max_updated is None or updated > self.max_updated):
+            self.max_updated = updated
+        return row
+
+    def _index_terms(self, row: int, tokens: list[str]) -> None:
+        """Replace the row's entries in the inverted index (term → {row: count})."""
+        for term in self.tf[row]:
+            postings = self.postings.get(term)
+            if postings is not None:
+                postings.pop(row, None)
+                if not postings:
+                    del self.postings[term]
+        counts = Counter(tokens)
+        self.tf[row] = counts
+        self.doc_len[row] = len(tokens)
+        for term, count in counts.items():
+            self.postings.setdefault(term, {})[row] = count
+
+    def hit(self, row: int, score: float, similarity: float | None = None, lexical: float | None = None) -> Hit:
+        """The row as a `Hit` with the given scores."""
+        return Hit(str(self.ids[row]), self.kinds[row], self.texts[row], float(score), self.created[row],
+                   self.sources[row], self.updated[row], similarity, lexical, self.seen[row])
+
+    def valid(self, kinds: tuple[str, ...], now_s: float) -> np.ndarray:
+        """Rows that may be returned: active, of a wanted kind, not expired."""
+        n = self.n
+        mask = self.active[:n] & (self.expires_s[:n] > now_s)
+        if "fact" not in kinds:
+            mask &= ~self.is_fact[:n]
+        if "episode" not in kinds:
+            mask &= self.is_fact[:n]
+        return mask
+
+    def cosine(self, vector: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Cosine of every row to `vector` (exact, in numpy); -inf outside `mask`."""
+        sims = cosine_scores(self.emb[:self.n], vector)
+        sims[~mask] = -np.inf
+        return sims
+
+    def scatter(self, ranked: list[tuple[ObjectId, float]], mask: np.ndarray) -> np.ndarray:
+        """Scores ranked elsewhere (e.g. by $vectorSearch) per row; -inf for rows not ranked or outside `mask`."""
+        scores = np.full(self.n, -np.inf)
+        for _id, score in ranked:
+            row = self.row_of.get(_id)
+            if row is not None and mask[row]:
+                scores[row] = score
+        return scores
+
+    def bm25(self, query: str, mask: np.ndarray) -> np.ndarray:
+        """BM25 score of every row for `query` (0 outside `mask`); document statistics over active rows."""
+        scores = bm25_scores(query, self.postings, self.doc_len[:self.n], self.active[:self.n])
+        scores[~mask] = 0.0
+        return scores

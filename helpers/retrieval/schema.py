@@ -1,0 +1,158 @@
+"""The memory document and `Hit`. Taught in 05_vector_memory, section 'Extraction → storage → retrieval → injection'.
+
+Every memory is one document in the `memories` collection, facts (helpers.facts) and episodes alike:
+
+    {user_id, kind: "fact"|"episode", text, embedding, embedding_model, content_hash,
+     source: {session_id, seq}, created_at, updated_at, seen_count,
+     superseded_by: None|ObjectId, valid_to: None|datetime, active: bool, expires_at: None|datetime}
+
+`embedding` is a BSON binary vector (subtype 9, float32): 1.5 KB instead of ~5 KB for a list of 384
+doubles, decoded with one `np.frombuffer`, exactly the embedder's float32, and indexed natively by
+MongoDB Atlas Vector Search. mongomock and the local SecantusDB server store it as opaque bytes.
+`active` mirrors `superseded_by is None` as a boolean, because `$vectorSearch` pre-filters on booleans.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+from bson.binary import Binary, BinaryVectorDtype
+
+__all__ = [
+    "KINDS",
+    "EPISODE_USER_CHARS",
+    "EPISODE_ASSISTANT_CHARS",
+    "Hit",
+    "check_user_id",
+    "check_source",
+    "check_kinds",
+    "utc_now",
+    "as_utc",
+    "normalise_text",
+    "content_hash",
+    "encode_vector",
+    "decode_vector",
+    "clip",
+    "episode_text",
+]
+
+KINDS = ("fact", "episode")
+EPISODE_USER_CHARS = 1000       # an episode keeps the user's words (up to this many characters) ...
+EPISODE_ASSISTANT_CHARS = 400   # ... and the start of the reply
+_FLOAT32 = BinaryVectorDtype.FLOAT32.value  # b"\x27": the dtype byte of a float32 BSON vector
+
+
+def check_user_id(user_id: Any) -> str:
+    """Ids are non-empty str; anything else (a dict like {'$ne': None}) never reaches a query."""
+    if not isinstance(user_id, str):
+        raise ValueError(f"user_id must be a str, got {type(user_id).__name__}: {user_id!r}")
+    if not user_id:
+        raise ValueError("user_id must be a non-empty string")
+    return user_id
+
+
+def check_source(source: Any) -> dict:
+    """`{session_id: str|None, seq: int|None}`: where a memory came from."""
+    if source is None:
+        return {"session_id": None, "seq": None}
+    if not isinstance(source, dict) or set(source) - {"session_id", "seq"}:
+        raise ValueError(f"source must be a dict with keys session_id and seq, got {source!r}")
+    session_id, seq = source.get("session_id"), source.get("seq")
+    if session_id is not None and not isinstance(session_id, str):
+        raise ValueError(f"source session_id must be a str or None, got {session_id!r}")
+    if seq is not None and (not isinstance(seq, int) or isinstance(seq, bool)):
+        raise ValueError(f"source seq must be an int or None, got {seq!r}")
+    return {"session_id": session_id, "seq": seq}
+
+
+def check_kinds(kinds: Any) -> tuple[str, ...]:
+    """A non-empty tuple of memory kinds ("fact", "episode"); a single str is accepted too."""
+    kinds = (kinds,) if isinstance(kinds, str) else tuple(kinds)
+    if not kinds or any(kind not in KINDS for kind in kinds):
+        raise ValueError(f"kinds must be a non-empty subset of {KINDS}, got {kinds!r}")
+    return kinds
+
+
+def utc_now() -> datetime:
+    """UTC now, truncated to milliseconds as BSON stores it."""
+    now = datetime.now(timezone.utc)
+    return now.replace(microsecond=now.microsecond // 1000 * 1000)
+
+
+def as_utc(value: datetime | None) -> datetime | None:
+    """Datetimes from any client as aware UTC (a naive one is taken to be UTC, as BSON dates are)."""
+    if value is None:
+        return None
+    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
+
+
+def normalise_text(text: str) -> str:
+    """The text a content hash is taken of: NFKC, case-folded, single spaces, no trailing punctuation."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return " ".join(text.split()).rstrip(" .!?;,")
+
+
+def content_hash(text: str) -> str:
+    """sha256 of the normalised text: equal for 'The user lives in Denver.' and 'the user lives in denver'."""
+    return hashlib.sha256(normalise_text(text).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def encode_vector(vector: np.ndarray) -> Binary:
+    """A float vector as a BSON binary vector (subtype 9, float32, little-endian), like `Binary.from_vector`."""
+    data = np.ascontiguousarray(vector, dtype="<f4").ravel().tobytes()
+    return Binary(_FLOAT32 + b"\x00" + data, subtype=9)
+
+
+def decode_vector(value: Any) -> np.ndarray:
+    """A stored embedding (binary vector or a plain list of numbers) as float32 numpy."""
+    if isinstance(value, (bytes, Binary)):
+        raw = bytes(value)
+        if raw[:1] != _FLOAT32:
+            raise ValueError("only float32 binary vectors are supported (BinaryVectorDtype.FLOAT32)")
+        return np.frombuffer(raw, dtype="<f4", offset=2)
+    return np.asarray(value if value is not None else [], dtype=np.float32)
+
+
+def clip(text: str, limit: int) -> str:
+    """`text` on one line (whitespace collapsed), cut to `limit` characters with a trailing '…'."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+
+def episode_text(user_text: str, assistant_text: str) -> str:
+    """One exchange as an episode memory: "User: …\\nAssistant: …" (the reply's start only)."""
+    return (f"User: {clip(user_text, EPISODE_USER_CHARS)}\n"
+            f"Assistant: {clip(assistant_text, EPISODE_ASSISTANT_CHARS)}")
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One retrieved memory. `score` is what it was ranked by (RRF, cosine or BM25, times the recency weight)."""
+
+    id: str
+    kind: str
+    text: str
+    score: float
+    created_at: datetime | None
+    source: dict | None
+    updated_at: datetime | None = None
+    similarity: float | None = None   # cosine to the query (vector and hybrid modes)
+    lexical: float | None = None      # BM25 score (lexical and hybrid modes)
+    seen_count: int = 1
+
+    @property
+    def date(self) -> datetime | None:
+        """When this memory was last stated (updated_at), else when it was recorded."""
+        return self.updated_at or self.created_at
+
+    def to_dict(self) -> dict:
+        """The hit as JSON-ready data (dates as ISO strings)."""
+        data = asdict(self)
+        for key in ("created_at", "updated_at"):
+            data[key] = data[key].isoformat() if data[key] else None
+        return data
