@@ -1,4 +1,4 @@
-"""Text embeddings: all-MiniLM-L6-v2 run in numpy (default) or Voyage AI when a key is set. Taught in 05_vector_memory, section 'Embeddings as geometry'."""
+"""Text embeddings: all-MiniLM-L6-v2 run in numpy (default) or Voyage AI when a key is set. Taught in 05_vector_memory."""
 
 from __future__ import annotations
 

@@ -5,10 +5,11 @@
   cycle is still a cycle); only `if TYPE_CHECKING:` imports, which never run, are left out;
 - no `noqa: E402` (mid-file imports);
 - every `../helpers/...` link in a notebook points at a file or folder that exists;
-- every module's first docstring line names the notebook and section that teach it
-  ("Taught in 04_bounded_memory_mongodb, section 'The window trims by whole exchanges'.") or starts with
-  "Plumbing:"; the notebook and the section heading exist, and the notebook links back to the module (or to the
-  package folder holding it). `helpers/__init__.py` is the map of the package and is exempt.
+- every module's first docstring line names the notebook(s) and section that teach it
+  ("Taught in 04_bounded_memory_mongodb, section 'The window trims by whole exchanges'.", also
+  `Taught in 04_x, "Section".` or "Plumbing for 05_x, section '…'") or is marked "Plumbing:"; each named notebook
+  and the section heading exist, and the notebook links back to the module (or to the package folder holding it).
+  `helpers/__init__.py` is the map of the package and is exempt.
 """
 
 from __future__ import annotations
@@ -25,7 +26,10 @@ ROOT = Path(__file__).resolve().parent.parent
 HELPERS = ROOT / "helpers"
 NOTEBOOKS = ROOT / "notebooks"
 MAX_LINES = 400
-TAUGHT = re.compile(r"Taught in (?P<notebook>\d\d_[A-Za-z0-9_]+?)(?:\.ipynb)?, section '(?P<section>.+)'")
+NOTEBOOK = r"\d\d_[A-Za-z0-9_]+?(?:\.ipynb)?"
+# "Taught in 04_x, section 'S'." / "Taught in 01_a and 02_b, "S"." / "Plumbing for 05_x, section 'S'."
+TAUGHT = re.compile(rf"(?:Taught in|Plumbing for) (?P<notebooks>{NOTEBOOK}(?: and {NOTEBOOK})*),? (?:section )?"
+                    r"(?P<q>['\"])(?P<section>.+?)(?P=q)\.?(?:\"\"\")?\s*$")
 LINK = re.compile(r"\]\((\.\./helpers/[^)#\s]*)")
 
 
@@ -232,22 +236,36 @@ def _documented() -> list[Path]:
 @pytest.mark.parametrize("path", _documented(), ids=_rel)
 def test_docstring_names_its_notebook_section_or_plumbing(path: Path) -> None:
     first = _first_doc_line(path)
-    if first.startswith("Plumbing:"):
-        return
     m = TAUGHT.search(first)
-    assert m, (f"{_rel(path)}: the first docstring line must say \"Taught in NN_notebook, section '…'.\" or start "
-               f"with \"Plumbing:\"; it is {first!r}")
-    notebook = NOTEBOOKS / f"{m['notebook']}.ipynb"
-    assert notebook.exists(), f"{_rel(path)} names {notebook.name}, which does not exist"
-    assert m["section"] in _headings(notebook), (
-        f"{_rel(path)} names section {m['section']!r}, not a heading of {notebook.name}")
+    if m is None and "Plumbing:" in first:
+        return
+    assert m, (f"{_rel(path)}: the first docstring line must say \"Taught in NN_notebook, section '…'.\" or be "
+               f"marked \"Plumbing:\"; it is {first!r}")
     rel = path.relative_to(HELPERS)
     accepted = {f"../helpers/{rel.as_posix()}"} | {f"../helpers/{Path(*rel.parts[:i]).as_posix()}/"
                                                    for i in range(1, len(rel.parts))}
-    if path.name == "__init__.py":
-        accepted.add(f"../helpers/{rel.parent.as_posix()}/")
-    links = {link for nb, link in _links() if nb == notebook.name}
-    assert links & accepted, f"{notebook.name} never links back to {_rel(path)} (any of {sorted(accepted)})"
+    for name in m["notebooks"].split(" and "):
+        notebook = NOTEBOOKS / (name if name.endswith(".ipynb") else f"{name}.ipynb")
+        assert notebook.exists(), f"{_rel(path)} names {notebook.name}, which does not exist"
+        assert m["section"] in _headings(notebook), (
+            f"{_rel(path)} names section {m['section']!r}, not a heading of {notebook.name}")
+        links = {link for nb, link in _links() if nb == notebook.name}
+        assert links & accepted, f"{notebook.name} never links back to {_rel(path)} (any of {sorted(accepted)})"
+
+
+@pytest.mark.parametrize("line,notebooks,section", [
+    ("Trim. Taught in 04_bounded_memory_mongodb, section 'The window trims by whole exchanges'.",
+     "04_bounded_memory_mongodb", "The window trims by whole exchanges"),
+    ('The turn. Taught in 01_goldfish_stateless and 02_history_list, "The same thing, packaged"."""',
+     "01_goldfish_stateless and 02_history_list", "The same thing, packaged"),
+    ("Atlas. Plumbing for 05_vector_memory, section 'Extraction → storage → retrieval → injection'.",
+     "05_vector_memory", "Extraction → storage → retrieval → injection"),
+    ("Memory strategies. Taught in 01–05.", None, None),
+    ("Summary. Taught in 04_bounded_memory_mongodb.", None, None),
+])
+def test_the_docstring_pattern(line: str, notebooks: str | None, section: str | None) -> None:
+    m = TAUGHT.search(line)
+    assert (m and (m["notebooks"], m["section"])) == ((notebooks, section) if notebooks else None)
 
 
 def test_the_package_map_is_the_init_docstring() -> None:
