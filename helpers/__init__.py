@@ -19,11 +19,14 @@ Read these, in the order the notebooks teach them (each module's first docstring
         pending.py              fold dropped turns into the summary within a bound, never losing one
         memory/bounded.py       BoundedMemory: window + summary in MongoDB, resumable
         memory/errors.py        the errors a turn can raise, each saying what to do
-    05  embeddings.py           sentence embeddings (MiniLM in numpy, or Voyage)
+        memory/fold.py          the session bookkeeping of a summary fold
+    05  embeddings.py           sentence embeddings (MiniLM in numpy via minilm.py, or Voyage)
         structured.py           model output through a forced, schema-checked tool call
         facts.py                per-user facts: dedup, superseded instead of deleted
+        facts_worker.py         extraction in a background worker, and its latency
         retrieval/              bm25.py, ranking.py (rrf, cosine top-k), index.py (MemoryIndex),
-                                atlas.py ($vectorSearch), inject.py (the tag sanitiser, packing)
+                                atlas.py ($vectorSearch), inject.py (the tag sanitiser, packing),
+                                schema.py and cache.py (the memory document; one user's rows in numpy)
         memory/long_term.py     the long-term retriever BoundedMemory takes; VectorMemory
         budget.py               one context budget shared by window, summary and memories
         longterm.py             turn-level memories with speaker and date
@@ -34,7 +37,7 @@ Plumbing you can skip (first docstring line "Plumbing:"):
 
     offline/, offline_model.py  the deterministic offline model behind the real SDK
     store.py                    sessions, logs and memories collections
-    localserver.py              start, lock and stop the local database server
+    localserver.py, processes.py  start, lock and stop the local database server
     redact.py, settle.py, consistency.py, cli_checks.py
 
 Tools:
