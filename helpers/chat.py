@@ -1,4 +1,4 @@
-"""Terminal chat: `python -m helpers.chat --stage stateless|history|bounded|vector`, one message per stdin line. Taught in 01_goldfish_stateless."""
+"""Terminal chat: `python -m helpers.chat --stage stateless|history|bounded|vector`, one message per stdin line. Taught in 01_goldfish_stateless, section 'From the terminal'."""
 
 from __future__ import annotations
 

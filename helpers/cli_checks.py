@@ -1,4 +1,4 @@
-"""Check every terminal-chat argument and setting before anything is written; errors are one line naming it. Taught in 01_goldfish_stateless (the terminal chat)."""
+"""Plumbing: check every terminal-chat argument and setting before anything is written; errors are one line naming it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every setting in one place, read from the environment and an optional `.env`. Taught in 01_goldfish_stateless."""
+"""Every setting in one place, read from the environment and an optional `.env`. Taught in 01_goldfish_stateless, section 'Setup'."""
 
 from __future__ import annotations
 

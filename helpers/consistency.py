@@ -1,4 +1,4 @@
-"""Check that a session document agrees with its logs (nothing lost, nothing duplicated). Taught in 04_bounded_memory_mongodb.
+"""Plumbing: check that a session document agrees with its logs (nothing lost, nothing duplicated).
 
 The logs are the source of truth: one entry per message, numbered by `seq`. A turn writes the user's
 entry as "pending", calls the model, writes the reply as "pending", saves the session (the commit

@@ -1,4 +1,4 @@
-"""Message and exchange types for Anthropic Messages-API dicts (text and content blocks). Taught in 02_history_list."""
+"""Message and exchange types for Anthropic Messages-API dicts (text and content blocks). Taught in 02_history_list, section 'A list that holds the conversation'."""
 
 from __future__ import annotations
 

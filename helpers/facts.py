@@ -1,4 +1,4 @@
-"""Semantic memory: per-user facts, deduplicated, superseded (not deleted) when they change. Taught in 05_vector_memory.
+"""Semantic memory: per-user facts, deduplicated, superseded (not deleted) when they change. Taught in 05_vector_memory, section 'Extraction → storage → retrieval → injection'.
 
 `FactMemory.add_facts(user_id, facts, source)` decides for each fact sentence:
 

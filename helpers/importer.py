@@ -1,4 +1,4 @@
-"""`--import` for the vector stage: a dated transcript in one batch, times kept. Taught in 05_vector_memory.
+"""`--import` for the vector stage: a dated transcript in one batch, times kept. Taught in 05_vector_memory, section 'One context budget, split by evidence'.
 
 Plumbing you can skip: what it adds to `BoundedMemory.import_turns` is speed (one fold of window and
 summary, one embedding batch for all turns, fact extraction over several exchanges per call) and time

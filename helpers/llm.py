@@ -1,4 +1,4 @@
-"""The client factory: a real `anthropic.Anthropic`, live or offline, same SDK code either way. Taught in 01_goldfish_stateless."""
+"""The client factory: a real `anthropic.Anthropic`, live or offline, same SDK code either way. Taught in 01_goldfish_stateless, section 'Setup'."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A seeded corpus of long, dated, two-person conversations with questions, for `bench longmem` (plumbing; you can skip this).
+"""Plumbing: a seeded corpus of long, dated, two-person conversations with questions, for `bench longmem`.
 
 Each conversation: one user and a friend (the `assistant` role) over `sessions` dated sessions of chit-chat
 with topic drift; facts said in passing by both sides (the friend recommends a book, the two agree a plan),

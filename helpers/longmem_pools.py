@@ -1,4 +1,4 @@
-"""Hand-written phrasing pools for the long-conversation benchmark corpus (plumbing for `bench longmem`; you can skip this).
+"""Plumbing: hand-written phrasing pools for the long-conversation benchmark corpus.
 
 Everything here is data: values people have (pets, towns, jobs, ...), several ways each fact gets said in
 passing, several ways a question about it gets asked, and chit-chat by topic. `helpers.longmem_data` draws

@@ -1,4 +1,4 @@
-"""Turn-level long-term memory: index single turns with speaker and date, pack by value per token, show dates. Taught in 05_vector_memory.
+"""Turn-level long-term memory: index single turns with speaker and date, pack by value per token, show dates. Taught in 05_vector_memory, section 'One context budget, split by evidence'.
 
 Why turns, not exchanges: in a long real conversation one exchange can hold a long story and a short
 answer; indexing each turn (either speaker) lets a 2,000-token budget carry many small, relevant

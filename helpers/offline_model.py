@@ -1,4 +1,4 @@
-"""A deterministic offline model served through the real anthropic SDK's HTTP layer. Taught in 01_goldfish_stateless.
+"""A deterministic offline model served through the real anthropic SDK's HTTP layer. Taught in 03_context_window_overflow, section 'Tokens per message, done right'.
 
 It speaks the Messages API (`POST /v1/messages`, `POST /v1/messages/count_tokens`) over an
 `httpx2` transport, so `anthropic.Anthropic` parses its answers into the SDK's own types and raises

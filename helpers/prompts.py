@@ -1,4 +1,4 @@
-"""Every prompt the helpers send, in one place, so the offline model and the live API see the same text. Taught in 04_bounded_memory_mongodb."""
+"""Every prompt the helpers send, in one place, so the offline model and the live API see the same text. Taught in 04_bounded_memory_mongodb, section 'Build it yourself: trim and merge'."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Measure how well the model reads its request on a hand-written phrasing corpus. Taught in 06_elephant (offline model).
+"""Plumbing: measure how well the model reads its request on a hand-written phrasing corpus.
 
 Each corpus pair is a statement the user made and a question asked in other words. The harness puts the
 statement (with an unrelated statement from another relation and a filler exchange) in an ordinary chat

@@ -1,4 +1,4 @@
-"""Show a MongoDB connection string without any part of its secrets, parsed by the driver's own URI parser. Taught in 04_bounded_memory_mongodb (choosing a store)."""
+"""Plumbing: show a MongoDB connection string without any part of its secrets, parsed by the driver's own URI parser."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Deterministic scripted conversations for simulations: a trip-planning chat with Scout. Taught in 03_context_window_overflow.
+"""Deterministic scripted conversations for simulations: a trip-planning chat with Scout. Taught in 03_context_window_overflow, section 'Growing the list until it breaks'.
 
 `trip_script(n)` returns `n` user messages. The first turns tell Scout about the user in ordinary words
 (name, favourite colour, home, allergy, hotel, dog); every later turn is a filler question about Los Angeles

@@ -1,4 +1,4 @@
-"""Settle the log entries of a turn that failed after its reply: 'ok' if the session holds them, else 'unanswered'. Taught in 04_bounded_memory_mongodb (the logs are the source of truth)."""
+"""Plumbing: settle the log entries of a turn that failed after its reply: 'ok' if the session holds them, else 'unanswered'."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Exchange-aware trimming of chat history to a token budget. Taught in 04_bounded_memory_mongodb."""
+"""Exchange-aware trimming of chat history to a token budget. Taught in 04_bounded_memory_mongodb, section 'The window trims by whole exchanges'."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The offline model, in parts: tokens, faults, the reader, the chat reply, the helper tasks, the model and transport. Plumbing behind 01_goldfish_stateless (you can skip this).
+"""Plumbing: the offline model, in parts: tokens, faults, the reader, the chat reply, the helper tasks, the model and transport.
 
 - `tokens`    local BPE token counts and the documented framing overheads (03)
 - `faults`    injected API faults for reliability tests

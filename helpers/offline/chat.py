@@ -1,4 +1,4 @@
-"""The offline model's chat reply: answer questions from the request, acknowledge statements, else a tip. Plumbing behind 01_goldfish_stateless (you can skip this)."""
+"""Plumbing: the offline model's chat reply: answer questions from the request, acknowledge statements, else a tip."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Facts by generic means: the user's statements in third person, and when two facts clash. Plumbing behind 04/05 (you can skip this).
+"""Plumbing: facts by generic means: the user's statements in third person, and when two facts clash.
 
 A fact is any declarative sentence (or clause) in which the user speaks about themself or about the
 people and things in their life — "I'm vegetarian", "My sister Priya lives in Pasadena", "We fly

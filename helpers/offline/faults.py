@@ -1,4 +1,4 @@
-"""Injected faults for the offline model (rate limit, overloaded, server error, timeout). Plumbing behind the reliability tests (you can skip this)."""
+"""Plumbing: injected faults for the offline model (rate limit, overloaded, server error, timeout)."""
 
 from __future__ import annotations
 

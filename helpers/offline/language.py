@@ -1,4 +1,4 @@
-"""Words for the offline model: sentences, stems, synonyms, answer types. Plumbing behind 01_goldfish_stateless (you can skip this).
+"""Plumbing: words for the offline model: sentences, stems, synonyms, answer types.
 
 Everything here is generic English handling (no knowledge of any script): a light suffix stemmer,
 small synonym groups for common verbs and question words, and detectors for the kind of word a

@@ -1,4 +1,4 @@
-"""The offline model: validates a Messages API request, counts its tokens and answers it. Plumbing behind 01_goldfish_stateless (you can skip this).
+"""Plumbing: the offline model: validates a Messages API request, counts its tokens and answers it.
 
 It only "knows" what is in the request (see helpers.offline.reader). Requests that offer `tools` and force
 one with `tool_choice: {"type": "tool", "name": ...}` get a `tool_use` block and stop_reason "tool_use".

@@ -1,4 +1,4 @@
-"""Who a sentence is about, and rewriting it for another speaker. Plumbing behind 01_goldfish_stateless (you can skip this).
+"""Plumbing: who a sentence is about, and rewriting it for another speaker.
 
 `to_second("I'm vegetarian")` → "you're vegetarian" (the model answering the user);
 `to_third("My sister lives in Pasadena")` → "The user's sister lives in Pasadena" (summaries, facts);

@@ -1,4 +1,4 @@
-"""Reading a question: what it asks about and what kind of answer it wants. Plumbing behind 01_goldfish_stateless (you can skip this)."""
+"""Plumbing: reading a question: what it asks about and what kind of answer it wants."""
 
 from __future__ import annotations
 

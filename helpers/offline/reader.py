@@ -1,4 +1,4 @@
-"""The offline model's reader: statements out of a request, and the one that answers a question. Plumbing behind 01_goldfish_stateless (you can skip this).
+"""Plumbing: the offline model's reader: statements out of a request, and the one that answers a question.
 
 1. Every statement in the request (system prompt with its summary and memory blocks, then every message)
    is split into sentences and clauses, pronouns resolved ("my sister Priya ... she" → "my sister Priya").

@@ -1,4 +1,4 @@
-"""The helper tasks the offline model answers: rolling summary, fact extraction, fact reconciliation. Plumbing behind 04/05 (you can skip this).
+"""Plumbing: the helper tasks the offline model answers: rolling summary, fact extraction, fact reconciliation.
 
 Each task is recognised by the first words of its system prompt (helpers.prompts). Summary returns
 prose; extraction and reconciliation return a dict, which the model sends as a `tool_use` block when the

@@ -1,4 +1,4 @@
-"""Token counting for the offline model: a local BPE plus the documented framing overheads. Taught in 03_context_window_overflow."""
+"""Plumbing: token counting for the offline model: a local BPE plus the documented framing overheads."""
 
 from __future__ import annotations
 

@@ -1,0 +1,274 @@
+"""The house rules of `helpers/`, checked statically (AST and JSON only, nothing is imported or run).
+
+- every module is at most 400 lines;
+- no import cycle between helpers modules, counting imports inside functions (a lazy import that dodges a
+  cycle is still a cycle); only `if TYPE_CHECKING:` imports, which never run, are left out;
+- no `noqa: E402` (mid-file imports);
+- every `../helpers/...` link in a notebook points at a file or folder that exists;
+- every module's first docstring line names the notebook(s) and section that teach it
+  ("Taught in 04_bounded_memory_mongodb, section 'The window trims by whole exchanges'.", also
+  `Taught in 04_x, "Section".` or "Plumbing for 05_x, section '…'") or is marked "Plumbing:"; each named notebook
+  and the section heading exist, and the notebook links back to the module (or to the package folder holding it).
+  `helpers/__init__.py` is the map of the package and is exempt.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+HELPERS = ROOT / "helpers"
+NOTEBOOKS = ROOT / "notebooks"
+MAX_LINES = 400
+NOTEBOOK = r"\d\d_[A-Za-z0-9_]+?(?:\.ipynb)?"
+# "Taught in 04_x, section 'S'." / "Taught in 01_a and 02_b, "S"." / "Plumbing for 05_x, section 'S'."
+TAUGHT = re.compile(rf"(?:Taught in|Plumbing for) (?P<notebooks>{NOTEBOOK}(?: and {NOTEBOOK})*),? (?:section )?"
+                    r"(?P<q>['\"])(?P<section>.+?)(?P=q)\.?(?:\"\"\")?\s*$")
+LINK = re.compile(r"\]\((\.\./helpers/[^)#\s]*)")
+
+
+def _modules() -> list[Path]:
+    return sorted(p for p in HELPERS.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _name(path: Path) -> str:
+    """Dotted module name of a file under helpers/ (a package's __init__.py is the package)."""
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _rel(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+@cache
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+def _notebook_cells(path: Path) -> list[dict]:
+    return json.loads(path.read_text(encoding="utf-8"))["cells"]
+
+
+def _markdown(path: Path) -> list[str]:
+    return ["".join(c["source"]) for c in _notebook_cells(path) if c["cell_type"] == "markdown"]
+
+
+# --- (a) size ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", _modules(), ids=_rel)
+def test_module_is_at_most_400_lines(path: Path) -> None:
+    n = len(path.read_text(encoding="utf-8").splitlines())
+    assert n <= MAX_LINES, f"{_rel(path)} has {n} lines (limit {MAX_LINES}): split it, one concept per module"
+
+
+# --- (b) import cycles ------------------------------------------------------------------------------------
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _imports(node: ast.AST) -> list[ast.Import | ast.ImportFrom]:
+    """Every import statement under `node`, at any depth (functions, methods, try blocks), except the
+    body of `if TYPE_CHECKING:`."""
+    found: list[ast.Import | ast.ImportFrom] = []
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.If) and _is_type_checking(child.test):
+            for sub in child.orelse:  # the `else:` of `if TYPE_CHECKING:` does run
+                found += [sub] if isinstance(sub, (ast.Import, ast.ImportFrom)) else _imports(sub)
+            continue
+        if isinstance(child, (ast.Import, ast.ImportFrom)):
+            found.append(child)
+        found += _imports(child)
+    return found
+
+
+def inside(module: str, package: str) -> bool:
+    """True when `module` is `package` itself or one of its submodules (it needs no edge to that __init__)."""
+    return module == package or module.startswith(package + ".")
+
+
+def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """module -> the helpers modules it imports (a submodule import also runs its package's __init__)."""
+    packages = {name for name, path in modules.items() if path.name == "__init__.py"}
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        here = name if name in packages else name.rpartition(".")[0]  # the package relative imports start from
+        for node in _imports(_tree(path)):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            else:
+                base = node.module or ""
+                if node.level:
+                    anchor = here.split(".")
+                    anchor = anchor[: len(anchor) - (node.level - 1)]
+                    base = ".".join([*anchor, base] if base else anchor)
+                targets = [base] + [f"{base}.{alias.name}" for alias in node.names]
+            for target in targets:
+                while target in modules and not inside(name, target):
+                    graph[name].add(target)  # importing a.b.c also runs a/b/__init__ first ...
+                    target = target.rpartition(".")[0]  # ... unless we are inside that package already
+    for name in graph:
+        graph[name].discard(name)
+    return graph
+
+
+def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return cycles
+
+
+def test_cycle_finder_sees_a_function_level_import(tmp_path: Path) -> None:
+    """The checker itself: a lazy import inside a function closes a cycle, a TYPE_CHECKING one does not."""
+    pkg = tmp_path / "helpers"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from .b import f\n")
+    (pkg / "b.py").write_text("def f():\n    from helpers import a\n    return a\n")
+    (pkg / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .d import X\n")
+    (pkg / "d.py").write_text("from . import c\n")
+    (pkg / "sub" / "__init__.py").write_text("from .x import y\n")
+    (pkg / "sub" / "x.py").write_text("from ..e import z\ny = 1\n")
+    (pkg / "e.py").write_text("from helpers.sub.x import y\nz = 2\n")
+    modules = {".".join(p.relative_to(tmp_path).with_suffix("").parts).removesuffix(".__init__"): p
+               for p in pkg.rglob("*.py")}
+    cycles = find_cycles(import_graph(modules))
+    assert ["helpers.a", "helpers.b"] in cycles
+    assert not any("helpers.c" in c for c in cycles)
+    assert ["helpers.e", "helpers.sub", "helpers.sub.x"] in cycles  # e imports sub.x, which runs sub/__init__
+
+
+def test_no_import_cycle_between_helpers_modules() -> None:
+    cycles = find_cycles(import_graph({_name(p): p for p in _modules()}))
+    assert cycles == [], "import cycles (function-level imports count): " + "; ".join(" <-> ".join(c) for c in cycles)
+
+
+# --- (c) no mid-file imports ------------------------------------------------------------------------------
+
+
+def test_no_noqa_e402_in_helpers() -> None:
+    offenders = [f"{_rel(p)}:{i}" for p in _modules()
+                 for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+                 if re.search(r"noqa\s*:\s*[A-Z0-9, ]*E402", line)]
+    assert offenders == [], f"mid-file imports silenced with noqa: E402 at {offenders}; move them to the top"
+
+
+# --- (d) links from the notebooks -------------------------------------------------------------------------
+
+
+def _links() -> list[tuple[str, str]]:
+    return [(nb.name, link) for nb in sorted(NOTEBOOKS.glob("*.ipynb")) for text in _markdown(nb)
+            for link in LINK.findall(text)]
+
+
+def test_notebooks_link_helpers() -> None:
+    """The link check below has something to check: every notebook links at least one helper file."""
+    linked = {nb for nb, _ in _links()}
+    assert linked == {nb.name for nb in NOTEBOOKS.glob("*.ipynb")}
+
+
+@pytest.mark.parametrize("notebook,link", _links(), ids=lambda x: str(x))
+def test_notebook_link_exists(notebook: str, link: str) -> None:
+    target = (NOTEBOOKS / link).resolve()
+    assert target.exists(), f"{notebook} links {link}, which does not exist"
+    assert target.is_dir() == link.endswith("/"), f"{notebook}: {link} (a folder link ends with '/', a file's not)"
+
+
+# --- (e) docstrings name the section that teaches them, and the notebook links back -------------------------
+
+
+def _first_doc_line(path: Path) -> str:
+    doc = ast.get_docstring(_tree(path)) or ""
+    return doc.strip().splitlines()[0] if doc.strip() else ""
+
+
+def _headings(path: Path) -> set[str]:
+    return {line.lstrip("#").strip() for text in _markdown(path) for line in text.splitlines()
+            if re.match(r"#{1,6} ", line)}
+
+
+def _documented() -> list[Path]:
+    return [p for p in _modules() if p != HELPERS / "__init__.py"]
+
+
+@pytest.mark.parametrize("path", _documented(), ids=_rel)
+def test_docstring_names_its_notebook_section_or_plumbing(path: Path) -> None:
+    first = _first_doc_line(path)
+    m = TAUGHT.search(first)
+    if m is None and "Plumbing:" in first:
+        return
+    assert m, (f"{_rel(path)}: the first docstring line must say \"Taught in NN_notebook, section '…'.\" or be "
+               f"marked \"Plumbing:\"; it is {first!r}")
+    rel = path.relative_to(HELPERS)
+    accepted = {f"../helpers/{rel.as_posix()}"} | {f"../helpers/{Path(*rel.parts[:i]).as_posix()}/"
+                                                   for i in range(1, len(rel.parts))}
+    for name in m["notebooks"].split(" and "):
+        notebook = NOTEBOOKS / (name if name.endswith(".ipynb") else f"{name}.ipynb")
+        assert notebook.exists(), f"{_rel(path)} names {notebook.name}, which does not exist"
+        assert m["section"] in _headings(notebook), (
+            f"{_rel(path)} names section {m['section']!r}, not a heading of {notebook.name}")
+        links = {link for nb, link in _links() if nb == notebook.name}
+        assert links & accepted, f"{notebook.name} never links back to {_rel(path)} (any of {sorted(accepted)})"
+
+
+@pytest.mark.parametrize("line,notebooks,section", [
+    ("Trim. Taught in 04_bounded_memory_mongodb, section 'The window trims by whole exchanges'.",
+     "04_bounded_memory_mongodb", "The window trims by whole exchanges"),
+    ('The turn. Taught in 01_goldfish_stateless and 02_history_list, "The same thing, packaged"."""',
+     "01_goldfish_stateless and 02_history_list", "The same thing, packaged"),
+    ("Atlas. Plumbing for 05_vector_memory, section 'Extraction → storage → retrieval → injection'.",
+     "05_vector_memory", "Extraction → storage → retrieval → injection"),
+    ("Memory strategies. Taught in 01–05.", None, None),
+    ("Summary. Taught in 04_bounded_memory_mongodb.", None, None),
+])
+def test_the_docstring_pattern(line: str, notebooks: str | None, section: str | None) -> None:
+    m = TAUGHT.search(line)
+    assert (m and (m["notebooks"], m["section"])) == ((notebooks, section) if notebooks else None)
+
+
+def test_the_package_map_is_the_init_docstring() -> None:
+    doc = ast.get_docstring(_tree(HELPERS / "__init__.py")) or ""
+    for heading in ("Read these", "Plumbing you can skip", "Tools"):
+        assert heading in doc, f"helpers/__init__.py's docstring (the map) has no {heading!r} part"
