@@ -1,4 +1,4 @@
-"""Long-term memory retrieval: store per user, rank (BM25, cosine, RRF), inject. Taught in 05_vector_memory.
+"""Long-term memory retrieval: store per user, rank (BM25, cosine, RRF), inject. Taught in 05_vector_memory, section 'Extraction → storage → retrieval → injection'.
 
 Read in this order: `schema.py` (the memory document) → `bm25.py` → `ranking.py` (`rrf`) →
 `index.py` (`MemoryIndex.search` composes them) → `inject.py` (into the prompt). `cache.py` and
