@@ -5,28 +5,29 @@
   one as `ledger=` and call `ledger.record(purpose, model, usage)`.
 - `simulate(strategy, script)` runs scripted turns through any *strategy* (an object with
   `turn(text) -> TurnResult`) and returns per-turn tokens and cost as a `SimulationResult`.
-- Strategies are built by name from `STRATEGIES` (`make_strategy("naive", client, settings)`); later
-  stages add theirs with `register_strategy(name, factory)`.
+- Strategies are built by name from the explicit table `STRATEGIES` (`make_strategy("naive", client, settings)`:
+  naive, last_k, stateless, bounded, vector); `register_strategy(name, factory)` adds one of your own.
 - `plot_input_tokens` / `plot_cumulative_cost` draw the results (they return the Figure).
 
-This module imports nothing from `helpers.memory` at import time, so memory modules may import it to
-register their strategies.
+It imports the strategies from `helpers.memory` (which imports nothing from here: no cycle, no registration at
+import time).
 """
 
 from __future__ import annotations
 
-import importlib
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol, runtime_checkable
 
 import anthropic
 
+from .memory import BoundedMemory, HistoryMemory, StatelessMemory, TurnResult, VectorMemory
+from .store import mongomock_store
+
 if TYPE_CHECKING:  # pragma: no cover - for type hints only
     from matplotlib.figure import Figure
 
     from .config import Settings
-    from .memory import TurnResult
 
 __all__ = [
     "Price",
@@ -197,8 +198,6 @@ DEFAULT_KEEP_LAST = 6  # messages (3 exchanges) the last-K workaround keeps
 def _naive(client: anthropic.Anthropic, settings: "Settings", *, system: str | None = None, model: str | None = None,
            max_tokens: int | None = None, ledger: CostLedger | None = None) -> Strategy:
     """Naive history: every turn resends the whole conversation (HistoryMemory)."""
-    from .memory import HistoryMemory
-
     return HistoryMemory(client, settings, system=system, model=model, max_tokens=max_tokens, ledger=ledger)
 
 
@@ -206,15 +205,35 @@ def _last_k(client: anthropic.Anthropic, settings: "Settings", *, keep_last: int
             system: str | None = None, model: str | None = None, max_tokens: int | None = None,
             ledger: CostLedger | None = None) -> Strategy:
     """The naive workaround: send only the last `keep_last` messages (HistoryMemory(keep_last=K))."""
-    from .memory import HistoryMemory
-
     if not isinstance(keep_last, int) or keep_last < 0:
         raise ValueError(f"keep_last must be a whole number of messages ≥ 0, got {keep_last!r}")
     return HistoryMemory(client, settings, system=system, model=model, max_tokens=max_tokens, ledger=ledger,
                          keep_last=keep_last)
 
 
-STRATEGIES: dict[str, StrategyFactory] = {"naive": _naive, "last_k": _last_k}
+def _stateless(client: anthropic.Anthropic, settings: "Settings", **kw: Any) -> Strategy:
+    """The goldfish: every call sends only the new message (StatelessMemory)."""
+    return StatelessMemory(client, settings, **kw)
+
+
+def _bounded(client: anthropic.Anthropic, settings: "Settings", *, store: Any = None, budget: int | None = None,
+             summary_max_tokens: int | None = None, system: str | None = None, model: str | None = None,
+             max_tokens: int | None = None, ledger: CostLedger | None = None, user_id: str = "simulation",
+             session_id: str | None = None) -> Strategy:
+    """Bounded memory (window + rolling summary); an in-memory store unless `store` is given."""
+    return BoundedMemory(client, settings, store=store or mongomock_store("simulation"), user_id=user_id,
+                         session_id=session_id, budget=budget, summary_max_tokens=summary_max_tokens, system=system,
+                         model=model, max_tokens=max_tokens, ledger=ledger)
+
+
+def _vector(client: anthropic.Anthropic, settings: "Settings", *, store: Any = None, **kw: Any) -> Strategy:
+    """Vector memory (bounded + long-term retrieval); an in-memory store unless `store` is given."""
+    kw.setdefault("user_id", "simulation")
+    return VectorMemory(client, settings, store=store or mongomock_store("simulation"), **kw)
+
+
+STRATEGIES: dict[str, StrategyFactory] = {"naive": _naive, "last_k": _last_k, "stateless": _stateless,
+                                          "bounded": _bounded, "vector": _vector}
 
 
 def register_strategy(name: str, factory: StrategyFactory, *, replace: bool = False) -> StrategyFactory:
@@ -230,8 +249,7 @@ def register_strategy(name: str, factory: StrategyFactory, *, replace: bool = Fa
 
 
 def available_strategies() -> list[str]:
-    """Registered strategy names, after importing helpers.memory so the stages there can register theirs."""
-    importlib.import_module(f"{__package__}.memory")
+    """Registered strategy names."""
     return sorted(STRATEGIES)
 
 

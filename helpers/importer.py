@@ -56,12 +56,9 @@ def import_dated(memory: "VectorMemory", turns: list[Any]) -> dict:
         seq = store.append_log(user, sid, t.role, t.content, status="pending", tokens=tokens,
                                extra={k: v for k, v in extra.items() if v is not None})
         messages.append({"role": t.role, "content": t.content, "tokens": tokens, "seq": seq})
-    memory._importing = True
-    try:  # one fold: the window keeps the newest turns, one summary call covers everything older
-        session = memory.load()
-        memory._commit(session, messages, memory._base_tokens(session))
-    finally:
-        memory._importing = False
+    # one fold: the window keeps the newest turns, one summary call covers everything older
+    session = memory.load()
+    memory._commit(session, messages, memory._base_tokens(session), remember=False)
     # entries the summary could not take stay "unsummarised" (--rebuild recovers them)
     store.set_log_status(user, sid, [m["seq"] for m in messages], "ok", only_if_status="pending")
     if memory.units == "turns":

@@ -193,7 +193,7 @@ def test_a_negative_token_difference_is_measured_not_clamped(settings):
     text = "Where should we eat tonight?"
     result = memory.turn(text)
     # usage - counted base is negative here; old code stored max(1, ...) = 1 token for the message
-    assert result.extra["user_tokens"] == count_text_tokens(text) and memory.stats["token_recounts"] == 1
+    assert result.user_tokens == count_text_tokens(text) and memory.stats["token_recounts"] == 1
 
 
 def test_tokens_module_does_not_load_the_offline_model():
