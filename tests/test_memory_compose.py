@@ -83,3 +83,14 @@ def test_memory_imports_nothing_from_the_cost_tools():
     code = "import sys, helpers.memory; print(sorted(m for m in sys.modules if m.startswith('helpers.cost')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_composed_memory_imports_a_dated_transcript(settings):
+    client, store = get_client(settings), mongomock_store()
+    memory = BoundedMemory(client, settings, store=store, user_id="maya", session_id="s1", budget=200,
+                           retriever=LongTermMemory())
+    result = memory.import_turns([
+        {"role": "user", "content": "My flight number is UA1432.", "ts": "2023-05-08T10:00:00+00:00"},
+        {"role": "assistant", "content": "Noted: UA1432.", "ts": "2023-05-08T10:00:05+00:00"}])
+    assert result["imported"] == 2 and result["conversations"] == 1
+    assert any("UA1432" in m["text"] for m in result["memories"])

@@ -1,4 +1,4 @@
-"""What a failed turn tells the user: empty input, a failed model call, a failed save. Taught in 04_bounded_memory_mongodb, "One turn, arrow by arrow"."""
+"""What a failed turn tells the user: empty input, a failed model call or save. Taught in 04_bounded_memory_mongodb, "One turn, arrow by arrow"."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The session fields a summary fold writes, a fold re-applied after a conflict, and the log regrouped for a rebuild. Taught in 04_bounded_memory_mongodb, "Restart and continue"."""
+"""Session bookkeeping of a summary fold, its re-application after a conflict, the log for a rebuild. Taught in 04_bounded_memory_mongodb, "Restart and continue"."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Long-term memory as a retriever for BoundedMemory, and VectorMemory = BoundedMemory + that retriever. Taught in 05_vector_memory, "Extraction → storage → retrieval → injection"."""
+"""Long-term memory as BoundedMemory's retriever; VectorMemory wires the two. Taught in 05_vector_memory, "Extraction → storage → retrieval → injection"."""
 
 from __future__ import annotations
 
@@ -267,7 +267,7 @@ class _Shared:
         self.name = name
 
     def __get__(self, obj: Any, owner: type | None = None) -> Any:
-        return self if obj is None else getattr(obj.retriever, self.name)
+        return getattr(LongTermMemory, self.name, self) if obj is None else getattr(obj.retriever, self.name)
 
     def __set__(self, obj: Any, value: Any) -> None:
         setattr(obj.retriever, self.name, value)
@@ -280,7 +280,7 @@ class VectorMemory(BoundedMemory):
     """
 
     stage = "vector"
-    FACTS_PENDING_MAX = LongTermMemory.FACTS_PENDING_MAX
+    FACTS_PENDING_MAX = _Shared()
     index, facts, worker, memory_budget, context_budget = _Shared(), _Shared(), _Shared(), _Shared(), _Shared()
     policy, packing, k, mode, units, candidates, lexical_weight = (_Shared(), _Shared(), _Shared(), _Shared(),
                                                                    _Shared(), _Shared(), _Shared())
@@ -302,8 +302,3 @@ class VectorMemory(BoundedMemory):
     def retrieve(self, text: str, session: dict | None = None) -> tuple[str, list]:
         """The memory block for `text` within `memory_budget` and the hits in it (none already in the window)."""
         return self.retriever.retrieve(text, session)
-
-    @property
-    def _last_block(self) -> str:
-        """The memory block of the last request built ("" if none)."""
-        return self.recall.block if self.recall is not None else ""

@@ -1,4 +1,4 @@
-"""What long-term memory adds to a bounded turn, and the points of the turn where BoundedMemory asks it. Taught in 05_vector_memory, "Extraction → storage → retrieval → injection"."""
+"""What a retriever adds to a bounded turn, and where in the turn it is asked. Taught in 05_vector_memory, "Extraction → storage → retrieval → injection"."""
 
 from __future__ import annotations
 
