@@ -8,16 +8,13 @@ summary, one embedding batch for all turns, fact extraction over several exchang
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anthropic
 
 from .conversation import group_exchanges, strip_meta, text_of, validate_messages
 from .longterm import TurnUnit, index_turns
 from .transcript import Turn, number_conversations, parse_when
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .memory import VectorMemory
 
 __all__ = ["import_dated", "as_turns", "IMPORT_FACT_BATCH"]
 
@@ -44,8 +41,12 @@ def as_turns(turns: list[Any]) -> list[Turn]:
     return out
 
 
-def import_dated(memory: "VectorMemory", turns: list[Any]) -> dict:
-    """Append a transcript to `memory`'s session without chat-model calls; returns counts and the new state."""
+def import_dated(memory: Any, turns: list[Any]) -> dict:
+    """Append a transcript to `memory`'s session without chat-model calls; returns counts and the new state.
+
+    `memory` is a helpers.memory.BoundedMemory with a LongTermMemory retriever (e.g. a VectorMemory); it is not
+    imported here, because helpers.memory imports this module.
+    """
     items = as_turns(turns)
     validate_messages([t.message() for t in items])
     store, user, sid = memory.store, memory.user_id, memory.session_id
@@ -56,16 +57,13 @@ def import_dated(memory: "VectorMemory", turns: list[Any]) -> dict:
         seq = store.append_log(user, sid, t.role, t.content, status="pending", tokens=tokens,
                                extra={k: v for k, v in extra.items() if v is not None})
         messages.append({"role": t.role, "content": t.content, "tokens": tokens, "seq": seq})
-    memory._importing = True
-    try:  # one fold: the window keeps the newest turns, one summary call covers everything older
-        session = memory.load()
-        memory._commit(session, messages, memory._base_tokens(session))
-    finally:
-        memory._importing = False
+    # one fold: the window keeps the newest turns, one summary call covers everything older
+    session = memory.load()
+    memory._commit(session, messages, memory._base_tokens(session), remember=False)
     # entries the summary could not take stay "unsummarised" (--rebuild recovers them)
     store.set_log_status(user, sid, [m["seq"] for m in messages], "ok", only_if_status="pending")
-    if memory.units == "turns":
-        index_turns(memory.index, user, sid, [TurnUnit(m["seq"], t.role, text_of(m), t.ts, t.speaker)
+    if memory.retriever.units == "turns":
+        index_turns(memory.retriever.index, user, sid, [TurnUnit(m["seq"], t.role, text_of(m), t.ts, t.speaker)
                                               for m, t in zip(messages, items)])
     pending = _extract_facts(memory, messages, items)
     starts: dict[int, tuple[int, datetime | None]] = {}
@@ -82,7 +80,7 @@ def import_dated(memory: "VectorMemory", turns: list[Any]) -> dict:
             **memory.state()}
 
 
-def _extract_facts(memory: "VectorMemory", messages: list[dict], items: list[Turn]) -> list[dict]:
+def _extract_facts(memory: Any, messages: list[dict], items: list[Turn]) -> list[dict]:
     """Extract facts over IMPORT_FACT_BATCH exchanges per call; a failed call's exchanges wait in facts_pending."""
     when = {m["seq"]: t.ts for m, t in zip(messages, items)}
     groups = group_exchanges(messages)
@@ -92,7 +90,7 @@ def _extract_facts(memory: "VectorMemory", messages: list[dict], items: list[Tur
         source = {"session_id": memory.session_id, "seq": chunk[0]["seq"]}
         plain = [strip_meta(m) for m in chunk]
         try:
-            memory.facts.extract_and_store(memory.user_id, plain, source, now=when.get(chunk[-1]["seq"]))
+            memory.retriever.facts.extract_and_store(memory.user_id, plain, source, now=when.get(chunk[-1]["seq"]))
         except anthropic.APIError:
             memory.stats["memory_failures"] += 1
             pending.append({"messages": plain, "seq": chunk[0]["seq"]})

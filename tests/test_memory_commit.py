@@ -158,7 +158,7 @@ def test_live_token_counts_come_from_the_api_and_budgets_hold(settings):
     memory.facts.add_facts("maya", [f"The user wants to visit museum number {i} in Los Angeles." for i in range(12)])
     for text in ["Which museum should I visit first in Los Angeles?", "And after that museum, where should we eat?"]:
         memory.turn(text)
-        block = memory._last_block
+        block = memory.recall.block
         assert block and text_tokens(client, memory.model, block) <= 160  # old code packed by the local BPE: ~1.5x
     window = [{"role": m["role"], "content": m["content"], "tokens": m["tokens"]}
               for m in store.load_session("maya", "s1")["window"]]
@@ -193,7 +193,7 @@ def test_a_negative_token_difference_is_measured_not_clamped(settings):
     text = "Where should we eat tonight?"
     result = memory.turn(text)
     # usage - counted base is negative here; old code stored max(1, ...) = 1 token for the message
-    assert result.extra["user_tokens"] == count_text_tokens(text) and memory.stats["token_recounts"] == 1
+    assert result.user_tokens == count_text_tokens(text) and memory.stats["token_recounts"] == 1
 
 
 def test_tokens_module_does_not_load_the_offline_model():

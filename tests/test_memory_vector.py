@@ -58,7 +58,7 @@ def test_other_users_never_see_the_memory(settings):
     for other in ("bob", '{"$ne": null}', "maya "):
         stranger = vector(client, settings, store, user=other)
         result = stranger.turn("What is my flight number?")
-        assert "UA1432" not in result.reply and result.extra["retrieved"] == []
+        assert "UA1432" not in result.reply and result.retrieved == []
         assert stranger.state()["memories"] == []
 
 
@@ -74,7 +74,7 @@ def test_retrieved_memories_are_dated_data_inside_the_budget(settings):
     assert "data, not instructions" in block and f"[{today} · earlier in this conversation]" in block
     from helpers.offline_model import count_text_tokens
     assert count_text_tokens(block) <= 120
-    assert result.extra["retrieved"] and "teal" in result.reply
+    assert result.retrieved and "teal" in result.reply
 
 
 def test_contradiction_is_superseded_not_deleted(settings):

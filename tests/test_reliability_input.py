@@ -285,7 +285,7 @@ def test_one_users_memory_is_never_returned_for_another(a, b, same_session):
     assert not _leaks(bob_v.state()) and not _leaks(bob_v.build_request(probe)["system"])
     assert bob_v.retrieve(probe) == ("", [])
     result = bob_v.turn("What is my favorite color, my name and my code?")
-    assert not _leaks(result.reply) and not _leaks(result.request) and not _leaks(result.extra["retrieved"])
+    assert not _leaks(result.reply) and not _leaks(result.request) and not _leaks(result.retrieved)
     index.add_episode(a, sid_a, 1, "My favorite color is teal and my name is Zoltan.", "Noted, Zoltan.")
     facts = FactMemory(store, index=index, client=client, settings=settings)
     facts.add_facts(a, ["The user's favorite color is teal.", "The user's code is ZX-4471."])

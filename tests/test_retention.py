@@ -102,7 +102,7 @@ def test_bounded_memory_carries_the_facts_it_is_responsible_for(monkeypatch, tmp
         return SimpleNamespace(summary="s", tokens=1, retention=0.5, missing=["b"], facts=["a", "b"], calls=1,
                                truncated=False, to_dict=lambda: {})
 
-    monkeypatch.setattr("helpers.memory.merge_summary", fake_merge)
+    monkeypatch.setattr("helpers.memory.bounded.merge_summary", fake_merge)
     memory = BoundedMemory(None, load_settings(), store=mongomock_store(), budget=1, summary_max_tokens=10,
                            system="persona")
     session = {"window": [{"role": "user", "content": "x", "tokens": 5}, {"role": "assistant", "content": "y",

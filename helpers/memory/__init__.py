@@ -1,0 +1,30 @@
+"""Memory strategies behind one `turn(text)` interface: stateless, history list, bounded, vector. Taught in 01–05.
+
+Read in this order: history.py (01, 02: the turn interface, the goldfish, the history list), bounded.py (04:
+window + rolling summary in MongoDB; fold.py holds its session bookkeeping), recall.py and long_term.py (05:
+long-term memory as a retriever the bounded memory calls; VectorMemory wires the two). errors.py says what a
+failed turn tells the user.
+"""
+
+from .bounded import BoundedMemory, session_id_from_file
+from .errors import EmptyMessageError, SessionConflict, TurnError
+from .history import HistoryMemory, StatelessMemory, TurnResult, check_user_text, reply_text
+from .long_term import LongTermMemory, VectorMemory
+from .recall import Recall, Retriever
+
+__all__ = [
+    "TurnResult",
+    "TurnError",
+    "EmptyMessageError",
+    "SessionConflict",
+    "StatelessMemory",
+    "HistoryMemory",
+    "BoundedMemory",
+    "VectorMemory",
+    "LongTermMemory",
+    "Recall",
+    "Retriever",
+    "check_user_text",
+    "reply_text",
+    "session_id_from_file",
+]

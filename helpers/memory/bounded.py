@@ -1,0 +1,397 @@
+"""Bounded memory: a token-budgeted window plus a rolling summary in MongoDB. Taught in 04_bounded_memory_mongodb, "One turn, arrow by arrow"."""
+
+from __future__ import annotations
+
+import random
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import anthropic
+from pymongo.errors import ConnectionFailure, PyMongoError
+
+from ..config import Settings
+from ..conversation import starts_exchange, strip_meta, text_of, validate_messages
+from ..pending import PENDING_MAX_COUNT, PENDING_MAX_TOKENS, fold_pending
+from ..prompts import SCOUT_PERSONA
+from ..store import StoreError
+from ..summary import merge_summary, system_with_summary
+from ..window import trim, window_tokens
+from .errors import SessionConflict, TurnError, _explain, _explain_store
+from .fold import committed_exchanges, rebase, summary_fields
+from .history import TurnResult, _Base, check_user_text, reply_text
+from .recall import Recall, Retriever
+
+__all__ = ["BoundedMemory", "session_id_from_file"]
+
+
+def session_id_from_file(path: str | Path) -> str:
+    """The session id kept in a `.session_id` file; a missing file gets a new id written to it.
+
+    Deleting the file therefore starts a new conversation without touching the database.
+    """
+    path = Path(path)
+    if path.exists():
+        value = path.read_text(encoding="utf-8").strip()
+        if value:
+            return value
+    value = uuid.uuid4().hex
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(value + "\n", encoding="utf-8")
+    return value
+
+
+class BoundedMemory(_Base):
+    """A token-budgeted window plus a rolling summary, persisted in MongoDB. Taught in 04_bounded_memory_mongodb.
+
+    One turn: load session → build request (persona + summary in `system`; window + new user turn in
+    `messages`) → `messages.create` → exact tokens from `usage` → append exchange → trim by whole
+    exchanges → merge dropped into the summary → save (version guard) + log entries.
+    With a `retriever` (long-term memory, notebook 05) the request also carries what it recalls, and
+    each committed exchange is handed to it to remember.
+    """
+
+    stage = "bounded"
+    MAX_SAVE_ATTEMPTS = 20
+
+    def __init__(self, client: anthropic.Anthropic, settings: Settings | None = None, *, store: Any,
+                 user_id: str = "default", session_id: str | None = None, session_file: str | Path | None = None,
+                 budget: int | None = None, summary_max_tokens: int | None = None, system: str | None = None,
+                 model: str | None = None, max_tokens: int | None = None, ledger: Any = None,
+                 check_retention: bool = True, pending_max_tokens: int = PENDING_MAX_TOKENS,
+                 pending_max_count: int = PENDING_MAX_COUNT, retriever: Retriever | None = None):
+        super().__init__(client, settings, system=SCOUT_PERSONA if system is None else system, model=model,
+                         max_tokens=max_tokens, ledger=ledger)
+        if session_id is None:
+            session_id = session_id_from_file(session_file) if session_file else uuid.uuid4().hex
+        self.store = store
+        self.user_id = user_id
+        self.session_id = session_id
+        self.budget = budget or self.settings.window_budget
+        self.summary_max_tokens = summary_max_tokens or self.settings.summary_max_tokens
+        self.check_retention = check_retention
+        self.pending_max_tokens, self.pending_max_count = pending_max_tokens, pending_max_count
+        self.stats = {"turns": 0, "conflicts": 0, "count_calls": 0, "summary_failures": 0, "unsummarised": 0,
+                      "token_recounts": 0}
+        self.last: dict = {}
+        self.recall: Recall | None = None  # what the retriever added to the last request built
+        self.retriever = retriever
+        if retriever is not None:
+            retriever.attach(self)
+
+    # -- session
+    def _fresh(self) -> dict:
+        return {"user_id": self.user_id, "session_id": self.session_id, "version": 0, "window": [], "summary": "",
+                "summary_tokens": 0, "summary_covers": None, "retention": None, "missing": [], "pending": [],
+                "base_tokens": None, "persona": self.system}
+
+    def load(self, create: bool = True) -> dict:
+        """The session document; a missing one is created under the same id (or, with create=False, built in memory)."""
+        doc = self.store.load_session(self.user_id, self.session_id)
+        if doc is None:
+            if not create:
+                return self._fresh()
+            fresh = self._fresh()
+            doc = self.store.create_session(self.user_id, self.session_id,
+                                            {k: v for k, v in fresh.items() if k not in ("user_id", "session_id", "version")})
+        return {**self._fresh(), **doc}
+
+    def system_prompt(self, session: dict) -> str:
+        """Persona plus the session's summary, marked as data."""
+        return system_with_summary(self.system, session.get("summary"))
+
+    def _request_for(self, session: dict, text: str) -> dict:
+        """The request for `text`: persona + summary (+ recalled memories) in `system`, window + `text` in `messages`."""
+        recall = self.recall = self.retriever.recall(session, text) if self.retriever is not None else None
+        window, system = session["window"], self.system_prompt(session)
+        if recall is not None:
+            window = session["window"] if recall.window is None else recall.window
+            system = system if recall.summary_sent else self.system_prompt({**session, "summary": ""})
+            system = f"{system}\n\n{recall.block}" if recall.block else system
+        return {"model": self.model, "max_tokens": self.max_tokens, "system": system,
+                "messages": [*(strip_meta(m) for m in window), {"role": "user", "content": text}]}
+
+    def build_request(self, text: str) -> dict:
+        """The exact request the next turn would send for `text`; reads the store, changes nothing."""
+        return self._request_for(self.load(create=False), text)
+
+    # -- tokens
+    def _base_tokens(self, session: dict) -> int:
+        """Framing + persona + summary tokens of this session's requests (one count call when unknown)."""
+        if session.get("base_tokens") is not None and session.get("persona") == self.system:
+            return session["base_tokens"]
+        return self._count_base(self.system_prompt(session))
+
+    def _count_base(self, system: str) -> int:
+        self.stats["count_calls"] += 1
+        counted = self.client.messages.count_tokens(model=self.model, system=system,
+                                                    messages=[{"role": "user", "content": "."}]).input_tokens
+        return counted - 1
+
+    def _tokens_of_text(self, text: str) -> int:
+        self.stats["count_calls"] += 1
+        counted = self.client.messages.count_tokens(model=self.model, messages=[{"role": "user", "content": text}])
+        return max(1, counted.input_tokens - self._empty_request_tokens())
+
+    def _empty_request_tokens(self) -> int:
+        if not hasattr(self, "_empty_tokens"):
+            one = self.client.messages.count_tokens(model=self.model, messages=[{"role": "user", "content": "."}])
+            self._empty_tokens = one.input_tokens - 1
+        return self._empty_tokens
+
+    # -- one turn
+    def turn(self, text: str) -> TurnResult:
+        """One bounded-memory turn; see the class docstring. Raises EmptyMessageError / TurnError."""
+        if self.retriever is not None:
+            self.retriever.before_turn()
+        check_user_text(text)
+        try:
+            result = self._turn(text)
+        except (PyMongoError, StoreError) as err:  # the database failed: a clear message, not a stack trace
+            raise TurnError(_explain_store(err), text, err) from err
+        if self.retriever is not None:
+            self.retriever.after_turn(result)
+        return result
+
+    def _turn(self, text: str) -> TurnResult:
+        started = time.perf_counter()
+        try:
+            session = self.load()
+        except ConnectionFailure:  # the server went away since the last turn; nothing is written yet, so
+            if not self.store.reconnect():  # restart the local server / reconnect once and carry on
+                raise
+            session = self.load()
+        request = self._request_for(session, text)
+        recall = self.recall
+        user_seq = self.store.append_log(self.user_id, self.session_id, "user", text, status="pending")
+        llm_started = time.perf_counter()
+        try:
+            message = self._call(request)
+        except anthropic.APIError as err:
+            self.store.set_log_status(self.user_id, self.session_id, [user_seq], "unanswered",
+                                      error=f"{err.__class__.__name__}: {getattr(err, 'message', err)}"[:500])
+            raise TurnError(_explain(err), text, err) from err
+        llm_s = time.perf_counter() - llm_started
+        reply = reply_text(message)
+        usage = message.usage
+        asst_seq = self.store.append_log(self.user_id, self.session_id, "assistant", reply,
+                                         tokens=usage.output_tokens, status="pending", reply_to=user_seq)
+        base = self._base_tokens(session)
+        extra = recall.extra_tokens if recall is not None else 0  # this turn's memories: not stored in base
+        user_tokens = usage.input_tokens - base - extra - window_tokens(session["window"])
+        if user_tokens < 1:  # the parts do not add up (e.g. a count that drifted): measure the message itself
+            self.stats["token_recounts"] += 1
+            user_tokens = self._tokens_of_text(text)
+        exchange = [{"role": "user", "content": text, "tokens": user_tokens, "seq": user_seq},
+                    {"role": "assistant", "content": reply, "tokens": usage.output_tokens, "seq": asst_seq}]
+        saved, info = self._commit(session, exchange, base)
+        self.store.set_log_status(self.user_id, self.session_id, [user_seq, asst_seq], "ok", only_if_status="pending")
+        self.stats["turns"] += 1
+        total_s = time.perf_counter() - started
+        self.last = {**info, "llm_s": llm_s, "memory_s": total_s - llm_s - info.get("summary_s", 0.0)}
+        return TurnResult(reply, usage.input_tokens, usage.output_tokens, message.stop_reason, request, self.stage,
+                          session_id=self.session_id, user_seq=user_seq, assistant_seq=asst_seq, user_tokens=user_tokens,
+                          window_tokens=window_tokens(saved["window"]), summary=saved.get("summary", ""),
+                          retention=saved.get("retention"), dropped=info["dropped"], version=saved["version"],
+                          retrieved=[h.to_dict() for h in recall.hits] if recall is not None else [],
+                          split=recall.split.to_dict() if recall is not None and recall.split is not None else None)
+
+    def _place(self, session: dict, exchange: list[dict], base: int | None) -> tuple[dict, dict]:
+        """Apply one exchange without any model call: trim; what was dropped joins `pending`."""
+        window, dropped = trim([*session["window"], *exchange], self.budget)
+        fields = {"window": window, "persona": self.system, "base_tokens": base,
+                  "pending": [*session.get("pending", []), *dropped]}
+        return fields, {"dropped": len(dropped), "summary_s": 0.0, "summary_error": None}
+
+    def _merge_pending(self, session: dict, max_chunks: int | None = 1) -> tuple[dict, dict, list[int]]:
+        """Fold the session's pending turns into its summary (helpers.pending); returns (fields, info, seqs left out)."""
+        pending = session.get("pending") or []
+        info: dict = {"summary_s": 0.0, "summary_error": None}
+        if not pending:
+            return {}, info, []
+        t0 = time.perf_counter()
+
+        known = list(session.get("facts") or [])  # every fact the summary is responsible for, carried merge to merge
+
+        def merge(summary: str, messages: list[dict]):
+            result = merge_summary(self.client, self.settings.summary_model, summary, messages,
+                                   max_tokens=self.summary_max_tokens, extraction_model=self.settings.extraction_model,
+                                   ledger=self.ledger, check_retention=self.check_retention, known_facts=list(known))
+            if result.retention is not None or result.facts:
+                known[:] = result.facts
+            return result
+
+        out = fold_pending(merge, session.get("summary", ""), session.get("summary_tokens") or 0, pending,
+                           max_tokens=self.pending_max_tokens, max_count=self.pending_max_count, max_chunks=max_chunks)
+        info["summary_s"] = time.perf_counter() - t0
+        if out.error:
+            self.stats["summary_failures"] += 1
+            info["summary_error"] = out.error
+        if out.warning:
+            info["summary_warning"] = out.warning
+        if out.unsummarised or out.warning:
+            self.stats["unsummarised"] = self.stats.get("unsummarised", 0) + len(out.unsummarised)
+        fields, more, left_out = summary_fields(session, out, known,
+                                                lambda summary: self._count_base(self.system_prompt({"summary": summary})))
+        info.update(more)
+        return fields, info, left_out
+
+    def _fold(self, session: dict, exchange: list[dict], base: int | None,
+              max_chunks: int | None = 1) -> tuple[dict, dict, list[int]]:
+        """Place one exchange and fold what is pending, in one go (import and rebuild: no concurrent save between)."""
+        fields, info = self._place(session, exchange, base)
+        merged, minfo, left_out = self._merge_pending({**session, **fields}, max_chunks)
+        return {**fields, **merged}, {**info, **minfo}, left_out
+
+    def _commit(self, session: dict, exchange: list[dict], base: int, *, remember: bool = True) -> tuple[dict, dict]:
+        """Save the exchange with the version guard; the summary merge runs once, before the retry loop.
+
+        On a conflict the exchange is placed on the reloaded session (no model call) and the merge result
+        is re-applied if that session still has the same summary and the merged turns pending; otherwise
+        the result is dropped and the turns stay pending for a later merge (never merged twice).
+        Once saved, the retriever (if any) remembers the exchange, unless `remember` is False (a batch import).
+        """
+        fields, info = self._place(session, exchange, base)
+        read = {**session, **fields}
+        merged, minfo, left_out = self._merge_pending(read)
+        info.update(minfo)
+        handled = {m.get("seq") for m in read["pending"]} - {m.get("seq") for m in merged.get("pending", [])}
+        for attempt in range(self.MAX_SAVE_ATTEMPTS):
+            if attempt:
+                self.stats["conflicts"] += 1
+                time.sleep(random.uniform(0, 0.005 * (attempt + 1)))
+                session = self.load()
+                fields, _ = self._place(session, exchange, self._base_tokens(session))
+                if merged:
+                    merged = rebase(merged, read, {**session, **fields}, handled)
+                    if merged is None:
+                        merged, left_out = {}, []
+                        info["summary_error"] = info["summary_error"] or "summary not applied: the session changed"
+            saved = self.store.save_session(self.user_id, self.session_id, session["version"], {**fields, **merged})
+            if saved is not None:
+                info["conflicts"] = attempt
+                self._mark_unsummarised(left_out)
+                saved = {**self._fresh(), **saved}
+                if remember and self.retriever is not None:  # written once, after the commit point
+                    self.retriever.committed(saved, exchange)
+                return saved, info
+        self.stats["conflicts"] += 1
+        raise SessionConflict(f"session {self.session_id!r} changed {self.MAX_SAVE_ATTEMPTS} times while saving; "
+                              "the exchange is kept in the logs: run --rebuild")
+
+    def _mark_unsummarised(self, seqs: list[int]) -> None:
+        """Log entries left out of the summary: kept, flagged for --rebuild."""
+        if seqs:
+            self.store.set_log_status(self.user_id, self.session_id, seqs, "unsummarised")
+
+    # -- inspection and maintenance
+    def state(self) -> dict:
+        """What `--show-state` prints: the session as the next turn will see it."""
+        return self._state(self.load(create=False))
+
+    def _state(self, session: dict) -> dict:
+        window = [{"role": m["role"], "text": text_of(m), "tokens": m.get("tokens"), "seq": m.get("seq")}
+                  for m in session["window"]]
+        data = {"stage": self.stage, "memories": [], "retrieved": [],
+                "session_id": self.session_id, "user_id": self.user_id, "summary": session.get("summary", ""),
+                "summary_tokens": session.get("summary_tokens", 0), "summary_covers": session.get("summary_covers"),
+                "retention": session.get("retention"), "missing": session.get("missing", []),
+                "pending": len(session.get("pending", [])), "window": window,
+                "unsummarised": session.get("unsummarised") or 0, "summary_warning": session.get("summary_warning"),
+                "window_tokens": window_tokens(session["window"]), "budget": self.budget,
+                "gauge": self._gauge(session),
+                "version": session.get("version", 0),
+                "log_count": self.store.count_logs(self.user_id, self.session_id)}
+        if self.retriever is not None:  # long-term memory: what it holds, what it sent, how the budget was split
+            data.update(self.retriever.describe(session, self.recall, data["gauge"]))
+        return data
+
+    def _gauge(self, session: dict) -> dict:
+        """Where the request's input tokens go: system (persona + framing), summary, memories, window."""
+        summary_tokens = session.get("summary_tokens") or 0
+        base = session.get("base_tokens")
+        if base is None:  # no turn has counted it yet (a new session): count it now, so the gauge is never "?"
+            try:
+                base = self._count_base(self.system_prompt(session))
+            except anthropic.APIError:  # the model cannot be reached: the gauge says "?" until a turn counts it
+                base = None
+        # base_tokens covers framing + persona + summary; retrieved memories change per turn and are not in it
+        return {"system": (base - summary_tokens) if base is not None else None,
+                "summary": summary_tokens, "memories": 0, "window": window_tokens(session["window"]),
+                "budget": self.budget, "reserved_output": self.max_tokens}
+
+    def close(self) -> None:
+        """Finish background work of the retriever, if any (every queued exchange is stored before this returns)."""
+        if self.retriever is not None:
+            self.retriever.close()
+
+    def import_turns(self, turns: list) -> dict:
+        """Append an existing transcript as if those turns had happened, without calling the chat model.
+
+        Logs are written, the window is trimmed and the summary maintained, one exchange at a time. With a
+        retriever, it imports the (dated) transcript in one batch instead (helpers.importer).
+        """
+        if self.retriever is not None:
+            self.recall = None
+            return self.retriever.import_transcript(turns)
+        validate_messages(turns)
+        imported = 0
+        exchange: list[dict] = []
+        for i, turn in enumerate(turns):
+            role, content = turn["role"], turn["content"]
+            tokens = self._tokens_of_text(text_of(turn))
+            seq = self.store.append_log(self.user_id, self.session_id, role, content, status="pending",
+                                        tokens=tokens, extra={"imported": True})
+            exchange.append({"role": role, "content": content, "tokens": tokens, "seq": seq})
+            next_is_new = i + 1 == len(turns) or starts_exchange(turns[i + 1])
+            if next_is_new:
+                session = self.load()
+                self._commit(session, exchange, self._base_tokens(session))
+                self.store.set_log_status(self.user_id, self.session_id, [m["seq"] for m in exchange], "ok",
+                                          only_if_status="pending")
+                imported += len(exchange)
+                exchange = []
+        return {"imported": imported, **self.state()}
+
+    def rebuild(self) -> dict:
+        """Recompute window and summary from the logs (the source of truth), e.g. after a crash or import.
+
+        Safe beside live turns: the transcript read at the start is folded (in summary chunks within the
+        pending bound); if another writer commits meanwhile, only the exchanges it committed are folded on
+        top and the save is retried, so nothing committed is lost or counted twice.
+        """
+        session = self.load()
+        included: set[int] = set()
+        work = {**self._fresh(), "version": session["version"]}
+        left_out: list[int] = []
+        for attempt in range(self.MAX_SAVE_ATTEMPTS):
+            messages = self._committed_messages(session, included)
+            if attempt == 0:
+                while messages and messages[0]["role"] != "user":  # a leading greeting starts no exchange
+                    included.add(messages.pop(0)["seq"])
+            fields, _info, more = self._fold(work, messages, work.get("base_tokens"), max_chunks=None)
+            left_out += more
+            included |= {m["seq"] for m in messages}
+            work = {**work, **fields, "version": session["version"]}
+            saved = self.store.save_session(self.user_id, self.session_id, session["version"],
+                                            {k: v for k, v in work.items() if k not in ("user_id", "session_id",
+                                                                                         "version")})
+            if saved is not None:
+                in_session = {m.get("seq") for m in [*saved.get("window", []), *saved.get("pending", [])]}
+                folded = sorted(included - set(left_out))
+                # entries recovered into the window, pending or summary are acknowledged again
+                self.store.set_log_status(self.user_id, self.session_id, folded, "ok", only_if_status="unsummarised")
+                self.store.set_log_status(self.user_id, self.session_id, [s for s in folded if s in in_session], "ok",
+                                          only_if_status="pending")
+                self._mark_unsummarised(left_out)
+                return self.state()
+            self.stats["conflicts"] += 1
+            time.sleep(random.uniform(0, 0.005 * (attempt + 1)))
+            session = self.load()
+        raise SessionConflict("the session kept changing during --rebuild; try again")
+
+    def _committed_messages(self, session: dict, skip: set[int]) -> list[dict]:
+        """Committed log messages not in `skip`, grouped into exchanges (helpers.memory.fold)."""
+        return committed_exchanges(session, self.store.logs_for(self.user_id, self.session_id), skip,
+                                   self._tokens_of_text)

@@ -1,0 +1,50 @@
+"""What a failed turn tells the user: empty input, a failed model call or save. Taught in 04_bounded_memory_mongodb, "One turn, arrow by arrow"."""
+
+from __future__ import annotations
+
+import anthropic
+
+from ..store import _short_reason
+
+__all__ = ["EmptyMessageError", "TurnError", "SessionConflict"]
+
+
+class EmptyMessageError(ValueError):
+    """The user message is empty or whitespace only; nothing was sent or stored."""
+
+
+class TurnError(RuntimeError):
+    """A turn failed (model or store); the user's text is kept in `.text` and, where there is a store, in the logs."""
+
+    def __init__(self, message: str, text: str, cause: BaseException | None = None):
+        super().__init__(message)
+        self.text = text
+        self.cause = cause
+
+
+class SessionConflict(RuntimeError):
+    """The session kept changing under us (other writers) beyond the retry bound."""
+
+
+def _explain(err: anthropic.APIError) -> str:
+    """A clear, one-line message for a failed model call (no stack trace, no secrets)."""
+    message = getattr(err, "message", str(err))
+    if isinstance(err, anthropic.BadRequestError) and "prompt is too long" in str(message):
+        return ("your message is too long for the model's context window (" + str(message).split("prompt is too long:")[-1]
+                .strip(" '}") + "); shorten it or split it into parts. Nothing was lost.")
+    if isinstance(err, anthropic.APITimeoutError):
+        return "the model did not answer in time (after retries); your message is saved — try again."
+    if isinstance(err, anthropic.APIConnectionError):
+        return "could not reach the model (after retries); your message is saved — check the network and try again."
+    if isinstance(err, anthropic.RateLimitError):
+        return "rate limited by the API (after retries); your message is saved — wait a moment and try again."
+    if isinstance(err, anthropic.APIStatusError):
+        return f"the model call failed with HTTP {err.status_code} (after retries); your message is saved — try again."
+    return f"the model call failed: {err.__class__.__name__}; your message is saved — try again."
+
+
+def _explain_store(err: BaseException) -> str:
+    """A clear, one-line message for a failed database operation during a turn."""
+    return (f"the database failed during this turn ({_short_reason(err)}); the turn may not have been saved. "
+            "Check the store (`python -m helpers.store status` for the local server, or MONGODB_URI) and try again.")
+

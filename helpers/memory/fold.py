@@ -1,0 +1,85 @@
+"""Session bookkeeping of a summary fold, its re-application after a conflict, the log for a rebuild. Taught in 04_bounded_memory_mongodb, "Restart and continue"."""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+from ..conversation import starts_exchange, text_of
+from ..pending import FoldOutcome
+
+__all__ = ["summary_fields", "rebase", "committed_exchanges"]
+
+
+def summary_fields(session: dict, out: FoldOutcome, known: list[str],
+                   count_base: Callable[[str], int]) -> tuple[dict, dict, list[int]]:
+    """The session fields to save after folding `session`'s pending turns (`out`); returns (fields, info, seqs left out).
+
+    `known` is every fact the summary is now responsible for; `count_base(summary)` counts framing + persona +
+    that summary (called only for the first summary: later ones move the stored count by the summary's change).
+    """
+    info: dict = {}
+    fields: dict = {}
+    if out.merged:
+        covers = session.get("summary_covers") or {"first_seq": None, "last_seq": None, "count": 0}
+        seqs = [m["seq"] for m in out.merged if m.get("seq") is not None]
+        first = min([s for s in [covers.get("first_seq"), *seqs] if s is not None], default=None)
+        last = max([s for s in [covers.get("last_seq"), *seqs] if s is not None], default=None)
+        base = session.get("base_tokens")
+        final = out.results[-1]  # it checked every fact the summary is responsible for, old and new
+        fields.update({"summary": out.summary, "summary_tokens": out.summary_tokens, "retention": final.retention,
+                       "missing": final.missing, "facts": known,
+                       "summary_covers": {"first_seq": first, "last_seq": last,
+                                          "count": covers["count"] + len(out.merged)}})
+        # The system prompt grew or shrank by the summary's change; the first summary needs one count.
+        fields["base_tokens"] = ((base + out.summary_tokens - (session.get("summary_tokens") or 0))
+                                 if session.get("summary") and base is not None else count_base(out.summary))
+        info["summary_result"] = {"calls": out.calls, "retention": final.retention, "missing": final.missing,
+                                  "merged": len(out.merged)}
+    left_out = [m["seq"] for m in out.unsummarised if m.get("seq") is not None]
+    if out.merged or out.unsummarised:
+        fields["pending"] = out.pending
+    if out.unsummarised or out.warning:
+        fields["unsummarised"] = (session.get("unsummarised") or 0) + len(out.unsummarised)
+        fields["summary_warning"] = out.warning
+    elif out.merged and session.get("summary_warning"):
+        fields["summary_warning"] = None
+    return fields, info, left_out
+
+
+def rebase(fields: dict, read: dict, current: dict, handled: set) -> dict | None:
+    """Re-apply a summary step computed on session `read` to the newer `current`, or None if it no longer applies."""
+    if "summary" in fields and (current.get("summary") != read.get("summary")
+                                or current.get("summary_covers") != read.get("summary_covers")):
+        return None  # another writer merged meanwhile: our summary is stale
+    now_pending = current.get("pending") or []
+    if not handled <= {m.get("seq") for m in now_pending}:
+        return None
+    new = {**fields, "pending": [m for m in now_pending if m.get("seq") not in handled]}
+    if "base_tokens" in fields and read.get("base_tokens") is not None and current.get("base_tokens") is not None:
+        new["base_tokens"] = current["base_tokens"] + fields["base_tokens"] - read["base_tokens"]
+    if "unsummarised" in fields:
+        new["unsummarised"] = (current.get("unsummarised") or 0) + fields["unsummarised"] - (read.get("unsummarised") or 0)
+    return new
+
+
+def committed_exchanges(session: dict, logs: Iterable[dict], skip: set[int],
+                        tokens_of: Callable[[str], int]) -> list[dict]:
+    """Committed log messages not in `skip`, grouped into exchanges (replies follow their user turn).
+
+    Committed = marked "ok" or "unsummarised", or still "pending" but already in the saved session (a
+    crash between the session save, which is the commit point, and the status update).
+    """
+    saved = {m.get("seq"): m.get("tokens") for m in [*session.get("window", []), *session.get("pending", [])]}
+    entries = [e for e in logs if e["seq"] not in skip and (
+        e.get("status") in ("ok", "unsummarised") or (e.get("status") == "pending" and e["seq"] in saved))]
+    exchanges: dict[int, list[dict]] = {}
+    last: list[dict] | None = None
+    for e in entries:
+        tokens = saved.get(e["seq"]) or e.get("tokens") or tokens_of(text_of(e))
+        message = {"role": e["role"], "content": e["content"], "tokens": tokens, "seq": e["seq"]}
+        target = exchanges.get(e.get("reply_to")) if e["role"] == "assistant" else None
+        if target is None and (e["role"] == "user" and starts_exchange(message) or last is None):
+            last = exchanges.setdefault(e["seq"], [])
+            target = last
+        (target if target is not None else last).append(message)
+    return [m for key in sorted(exchanges) for m in exchanges[key]]
