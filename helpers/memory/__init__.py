@@ -1,4 +1,4 @@
-"""Memory strategies behind one `turn(text)` interface: stateless, history list, bounded, vector. Taught in 02_history_list, section 'The same thing, packaged'.
+"""Memory strategies behind one `turn(text)` interface: stateless, history list, bounded, vector. Taught in 04_bounded_memory_mongodb, section 'One turn, arrow by arrow'.
 
 Read in this order: history.py (01, 02: the turn interface, the goldfish, the history list), bounded.py (04:
 window + rolling summary in MongoDB; fold.py holds its session bookkeeping), recall.py and long_term.py (05:
