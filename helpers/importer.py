@@ -21,7 +21,7 @@ from .transcript import Turn, number_conversations, parse_when
 if TYPE_CHECKING:  # pragma: no cover
     from .memory import VectorMemory
 
-__all__ = ["import_dated", "as_turns", "IMPORT_FACT_BATCH"]
+__all__ = ["import_dated", "as_turns", "log_extra", "IMPORT_FACT_BATCH"]
 
 IMPORT_FACT_BATCH = 8  # exchanges per fact-extraction call during an import
 
@@ -42,8 +42,15 @@ def as_turns(turns: list[Any]) -> list[Turn]:
             raise ValueError(f"turns[{i}]: ts must be an ISO 8601 string or a datetime, got {ts!r}")
         out.append(Turn(item.get("role"), item.get("content"), ts, int(item.get("conversation") or 0),
                         item.get("speaker")))
-    number_conversations(out)  # without conversation numbers, a new day starts a new conversation
+    if not any(isinstance(item, Turn) or "conversation" in item for item in turns):
+        number_conversations(out)  # without conversation numbers, a new day starts a new conversation
     return out
+
+
+def log_extra(turn: Turn) -> dict:
+    """The log fields an imported turn keeps besides role and content: imported, conversation, ts, speaker."""
+    extra = {"imported": True, "conversation": turn.conversation, "ts": turn.ts, "speaker": turn.speaker}
+    return {k: v for k, v in extra.items() if v is not None}
 
 
 def import_dated(memory: "VectorMemory", turns: list[Any]) -> dict:
@@ -51,11 +58,8 @@ def import_dated(memory: "VectorMemory", turns: list[Any]) -> dict:
     items = as_turns(turns)
     validate_messages([t.message() for t in items])
     store, user, sid = memory.store, memory.user_id, memory.session_id
-    entries = []
-    for t in items:
-        extra = {"imported": True, "conversation": t.conversation, "ts": t.ts, "speaker": t.speaker}
-        entries.append({"role": t.role, "content": t.content, "tokens": memory._tokens_of_text(text_of(t.message())),
-                        "extra": {k: v for k, v in extra.items() if v is not None}})
+    entries = [{"role": t.role, "content": t.content, "tokens": memory._tokens_of_text(text_of(t.message())),
+                "extra": log_extra(t)} for t in items]
     seqs = store.append_logs(user, sid, entries, status="pending")  # one insert, not one round trip per turn
     messages = [{"role": e["role"], "content": e["content"], "tokens": e["tokens"], "seq": seq}
                 for e, seq in zip(entries, seqs)]

@@ -502,13 +502,17 @@ class BoundedMemory(_Base):
             self._empty_tokens = one.input_tokens - 1
         return self._empty_tokens
 
-    def import_turns(self, turns: list[dict]) -> dict:
+    def import_turns(self, turns: list) -> dict:
         """Append an existing transcript as if those turns had happened, without calling the chat model.
 
-        Logs are written, the window is trimmed and the summary maintained, one exchange at a time.
+        Logs are written (with each turn's `ts`, `speaker` and conversation), the window is trimmed and the
+        summary maintained, one exchange at a time.
         """
         from .conversation import validate_messages
+        from .importer import as_turns, log_extra
 
+        items = as_turns(turns)
+        turns = [t.message() for t in items]
         validate_messages(turns)
         imported = 0
         exchange: list[dict] = []
@@ -516,7 +520,7 @@ class BoundedMemory(_Base):
             role, content = turn["role"], turn["content"]
             tokens = self._tokens_of_text(text_of(turn))
             seq = self.store.append_log(self.user_id, self.session_id, role, content, status="pending",
-                                        tokens=tokens, extra={"imported": True})
+                                        tokens=tokens, extra=log_extra(items[i]))
             exchange.append({"role": role, "content": content, "tokens": tokens, "seq": seq})
             next_is_new = i + 1 == len(turns) or starts_exchange(turns[i + 1])
             if next_is_new:
