@@ -55,7 +55,7 @@ class Split:
 def memory_share(policy: BudgetPolicy, best_similarity: float | None, lexical_match: bool,
                  long_history: bool = False) -> tuple[float, str]:
     """Memories' share of the budget left after the last exchange, and the evidence it was based on."""
-    weak = (policy.long_share, "weak, long history") if long_history else (policy.weak_share, "weak")
+    weak = (policy.long_share, "long history") if long_history else (policy.weak_share, "weak")
     if best_similarity is None and not lexical_match:
         return weak
     strong = (best_similarity or 0.0) >= policy.strong_similarity or (
