@@ -125,7 +125,8 @@ def format_block(hits: list[Hit], *, session_id: str | None = None, since_seq: i
 def pack_by_value(hits: list[Hit], budget_tokens: int, count: Callable[[str], int], *,
                   packing: Packing = Packing(), values: list[float] | None = None,
                   session_id: str | None = None, since_seq: int | None = None) -> list[Hit]:
-    """The hits with the most value per token that fit: greedy by value / tokens**cost_power, then verified.
+    """The hits with the most value per token that fit: greedy by value / tokens**cost_power, then verified;
+    a line said twice (same words, any case) is packed once.
 
     `count(format_block(result)) <= budget_tokens` always holds (dropping the least valuable when BPE is
     not additive). Value defaults to `relevance(hits)`; a hit's cost is its line plus its date line.
