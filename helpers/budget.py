@@ -3,7 +3,9 @@
 The policy, in order:
 1. The newest exchange of the window is always sent (even when it alone is over the budget).
 2. Retrieved memories may take up to `share` of the rest: `strong_share` when the best hit is a strong
-   match for the question and lies outside the window, else `weak_share`.
+   match for the question and lies outside the window; `long_share` when the evidence is weak but the
+   history is long (at least as many remembered turns outside the stored window as in it: the window
+   then shows only a small, recent part of what was said, and the answer is rarely there); else `weak_share`.
 3. What memories leave goes to older window exchanges (newest first), then to the summary if it fits.
 4. Anything still left goes back to memories.
 """
@@ -23,11 +25,12 @@ class BudgetPolicy:
     """The knobs of the allocation; chosen on the tuning half of `python -m helpers.bench longmem`."""
 
     strong_share: float = 0.9       # memories' share of the rest when the evidence is strong (tuned)
-    weak_share: float = 0.25        # ... when it is weak
+    weak_share: float = 0.25        # ... when it is weak and the history fits the window
+    long_share: float = 0.75        # ... when it is weak but the history is long (tuned on the tuning half)
     strong_similarity: float = 0.45  # cosine of the best hit that counts as strong evidence
 
     def __post_init__(self):
-        for name in ("strong_share", "weak_share"):
+        for name in ("strong_share", "weak_share", "long_share"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be between 0 and 1, got {getattr(self, name)!r}")
 
@@ -49,13 +52,15 @@ class Split:
         return asdict(self)
 
 
-def memory_share(policy: BudgetPolicy, best_similarity: float | None, lexical_match: bool) -> tuple[float, str]:
+def memory_share(policy: BudgetPolicy, best_similarity: float | None, lexical_match: bool,
+                 long_history: bool = False) -> tuple[float, str]:
     """Memories' share of the budget left after the last exchange, and the evidence it was based on."""
+    weak = (policy.long_share, "long history") if long_history else (policy.weak_share, "weak")
     if best_similarity is None and not lexical_match:
-        return policy.weak_share, "weak"
+        return weak
     strong = (best_similarity or 0.0) >= policy.strong_similarity or (
         lexical_match and (best_similarity or 0.0) >= policy.strong_similarity / 2)
-    return (policy.strong_share, "strong") if strong else (policy.weak_share, "weak")
+    return (policy.strong_share, "strong") if strong else weak
 
 
 def window_suffix(window: list[dict], tokens: int, framing: int = 0) -> list[dict]:
@@ -92,7 +97,9 @@ def plan(window: list[dict], summary_tokens: int, hits: list, budget: int, *, se
     rest = max(0, budget - _cost(last, framing))
     best_sim = max((h.similarity for h in candidates if h.similarity is not None), default=None)
     lexical = any((h.lexical or 0) > 0 for h in candidates)
-    share, split.evidence = memory_share(policy, best_sim, lexical) if candidates else (0.0, "none")
+    stored = {(session_id, m.get("seq")) for m in window}
+    long_history = sum(_key(h) not in stored for h in candidates) >= max(1, len(window))
+    share, split.evidence = memory_share(policy, best_sim, lexical, long_history) if candidates else (0.0, "none")
     split.memory_cap = int(rest * share)
     first = pack(candidates, split.memory_cap)
     used = block_tokens(first) if first else 0

@@ -101,7 +101,7 @@ def _one_shot(args, memory) -> int | None:
         result = memory.rebuild()
     elif args.import_file:
         turns = args.turns if hasattr(args, "turns") else _read_jsonl(args.import_file)
-        result = memory.import_turns(turns if args.stage == "vector" else [t.message() for t in turns])
+        result = memory.import_turns(turns)  # both stages keep each turn's ts, speaker and conversation
     else:
         return None
     print(json.dumps(result, indent=2, ensure_ascii=False, default=str))

@@ -158,8 +158,11 @@ class FactMemory:
 
     # -- writing facts
     def add_facts(self, user_id: str, facts: list[str], source: dict | None = None, *,
-                  now: datetime | None = None) -> list[FactResult]:
-        """Store fact sentences for one user with dedup and supersede; one FactResult per input fact."""
+                  now: datetime | None = None, vectors: dict[str, Any] | None = None) -> list[FactResult]:
+        """Store fact sentences for one user with dedup and supersede; one FactResult per input fact.
+
+        `vectors` maps fact texts to embeddings computed beforehand (an import embeds all its facts in one batch).
+        """
         user_id = check_user_id(user_id)
         if isinstance(facts, str):
             raise TypeError("add_facts takes a list of fact sentences; wrap a single one in a list")
@@ -171,18 +174,18 @@ class FactMemory:
                 if not text or len(text) > MAX_FACT_CHARS:
                     results.append(FactResult("skipped", None, text))
                     continue
-                results.append(self._add_one(user_id, text, source, as_utc(now) or utc_now()))
+                results.append(self._add_one(user_id, text, source, as_utc(now) or utc_now(), (vectors or {}).get(text)))
         for result in results:
             self.stats[result.action] += 1
             self.stats["superseded"] += len(result.replaced)
         return results
 
-    def _add_one(self, user_id: str, text: str, source: dict, now: datetime) -> FactResult:
+    def _add_one(self, user_id: str, text: str, source: dict, now: datetime, vector=None) -> FactResult:
         same = self.index.find_hash(user_id, "fact", content_hash(text))
         if same is not None:
             self.index.touch(user_id, same.id, now=now)
             return FactResult("touched", same.id, text, matched=same.id, similarity=1.0)
-        vector = self.embedder.embed([text])[0]
+        vector = self.embedder.embed([text])[0] if vector is None else vector
         near = self.index.neighbours(user_id, vector, kinds=("fact",), min_similarity=self.candidate_threshold,
                                      limit=self.max_candidates, now=now)
         if near and near_duplicate(text, near[0].text, near[0].similarity or 0.0, self.dedup_threshold):

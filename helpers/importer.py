@@ -13,10 +13,12 @@ from typing import Any
 import anthropic
 
 from .conversation import group_exchanges, strip_meta, text_of, validate_messages
+from .facts import MAX_FACT_CHARS
 from .longterm import TurnUnit, index_turns
+from .summary import extract_facts
 from .transcript import Turn, number_conversations, parse_when
 
-__all__ = ["import_dated", "as_turns", "IMPORT_FACT_BATCH"]
+__all__ = ["import_dated", "as_turns", "log_extra", "IMPORT_FACT_BATCH"]
 
 IMPORT_FACT_BATCH = 8  # exchanges per fact-extraction call during an import
 
@@ -37,8 +39,15 @@ def as_turns(turns: list[Any]) -> list[Turn]:
             raise ValueError(f"turns[{i}]: ts must be an ISO 8601 string or a datetime, got {ts!r}")
         out.append(Turn(item.get("role"), item.get("content"), ts, int(item.get("conversation") or 0),
                         item.get("speaker")))
-    number_conversations(out)  # without conversation numbers, a new day starts a new conversation
+    if not any(isinstance(item, Turn) or "conversation" in item for item in turns):
+        number_conversations(out)  # without conversation numbers, a new day starts a new conversation
     return out
+
+
+def log_extra(turn: Turn) -> dict:
+    """The log fields an imported turn keeps besides role and content: imported, conversation, ts, speaker."""
+    extra = {"imported": True, "conversation": turn.conversation, "ts": turn.ts, "speaker": turn.speaker}
+    return {k: v for k, v in extra.items() if v is not None}
 
 
 def import_dated(memory: Any, turns: list[Any]) -> dict:
@@ -50,13 +59,11 @@ def import_dated(memory: Any, turns: list[Any]) -> dict:
     items = as_turns(turns)
     validate_messages([t.message() for t in items])
     store, user, sid = memory.store, memory.user_id, memory.session_id
-    messages: list[dict] = []
-    for t in items:
-        tokens = memory._tokens_of_text(text_of(t.message()))
-        extra = {"imported": True, "conversation": t.conversation, "ts": t.ts, "speaker": t.speaker}
-        seq = store.append_log(user, sid, t.role, t.content, status="pending", tokens=tokens,
-                               extra={k: v for k, v in extra.items() if v is not None})
-        messages.append({"role": t.role, "content": t.content, "tokens": tokens, "seq": seq})
+    entries = [{"role": t.role, "content": t.content, "tokens": memory._tokens_of_text(text_of(t.message())),
+                "extra": log_extra(t)} for t in items]
+    seqs = store.append_logs(user, sid, entries, status="pending")  # one insert, not one round trip per turn
+    messages = [{"role": e["role"], "content": e["content"], "tokens": e["tokens"], "seq": seq}
+                for e, seq in zip(entries, seqs)]
     # one fold: the window keeps the newest turns, one summary call covers everything older
     session = memory.load()
     memory._commit(session, messages, memory._base_tokens(session), remember=False)
@@ -81,17 +88,25 @@ def import_dated(memory: Any, turns: list[Any]) -> dict:
 
 
 def _extract_facts(memory: Any, messages: list[dict], items: list[Turn]) -> list[dict]:
-    """Extract facts over IMPORT_FACT_BATCH exchanges per call; a failed call's exchanges wait in facts_pending."""
+    """Extract facts over IMPORT_FACT_BATCH exchanges per call, embed them all in one batch, then store them in
+    transcript order (dedup and supersede as in a live chat); a failed call's exchanges wait in facts_pending."""
+    facts_memory = memory.retriever.facts
     when = {m["seq"]: t.ts for m, t in zip(messages, items)}
     groups = group_exchanges(messages)
-    pending = []
+    pending, found = [], []
     for start in range(0, len(groups), IMPORT_FACT_BATCH):
         chunk = [m for group in groups[start:start + IMPORT_FACT_BATCH] for m in group]
-        source = {"session_id": memory.session_id, "seq": chunk[0]["seq"]}
         plain = [strip_meta(m) for m in chunk]
         try:
-            memory.retriever.facts.extract_and_store(memory.user_id, plain, source, now=when.get(chunk[-1]["seq"]))
+            facts = extract_facts(facts_memory.client, facts_memory.model, plain, facts_memory.ledger)
         except anthropic.APIError:
             memory.stats["memory_failures"] += 1
             pending.append({"messages": plain, "seq": chunk[0]["seq"]})
+            continue
+        found.append((chunk, [" ".join(f.split()) for f in facts]))
+    texts = list(dict.fromkeys(f for _, facts in found for f in facts if 0 < len(f) <= MAX_FACT_CHARS))
+    vectors = dict(zip(texts, facts_memory.embedder.embed(texts))) if texts else {}
+    for chunk, facts in found:
+        source = {"session_id": memory.session_id, "seq": chunk[0]["seq"]}
+        facts_memory.add_facts(memory.user_id, facts, source, now=when.get(chunk[-1]["seq"]), vectors=vectors)
     return pending

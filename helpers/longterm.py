@@ -125,7 +125,8 @@ def format_block(hits: list[Hit], *, session_id: str | None = None, since_seq: i
 def pack_by_value(hits: list[Hit], budget_tokens: int, count: Callable[[str], int], *,
                   packing: Packing = Packing(), values: list[float] | None = None,
                   session_id: str | None = None, since_seq: int | None = None) -> list[Hit]:
-    """The hits with the most value per token that fit: greedy by value / tokens**cost_power, then verified.
+    """The hits with the most value per token that fit: greedy by value / tokens**cost_power, then verified;
+    a line said twice (same words, any case) is packed once.
 
     `count(format_block(result)) <= budget_tokens` always holds (dropping the least valuable when BPE is
     not additive). Value defaults to `relevance(hits)`; a hit's cost is its line plus its date line.
@@ -138,15 +139,19 @@ def pack_by_value(hits: list[Hit], budget_tokens: int, count: Callable[[str], in
     costs = [count(_line(h)) + 1 for h in hits]
     header_cost = count(_header(hits[0], session_id, since_seq)) + 1
     order = sorted(range(len(hits)), key=lambda i: -values[i] / max(costs[i], 1) ** packing.cost_power)
-    used, chosen, days = frame, [], set()
+    used, chosen, days, seen = frame, [], set(), set()
     for i in order:
         if values[i] <= 0 or values[i] < floor:
+            continue
+        same = " ".join(_line(hits[i]).lower().split())
+        if same in seen:  # the same words said again add nothing (chit-chat repeats); the best-valued copy stays
             continue
         day = _header(hits[i], session_id, since_seq)
         cost = costs[i] + (0 if day in days else header_cost)
         if used + cost <= budget_tokens:
             chosen.append(i)
             days.add(day)
+            seen.add(same)
             used += cost
     chosen.sort(key=lambda i: -values[i])
     result = [hits[i] for i in chosen]

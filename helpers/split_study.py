@@ -57,8 +57,8 @@ def score(pairs: Iterable[tuple["VectorMemory", "Conversation"]], budget: int, *
 
 def share_curve(pairs: list, budget: int, shares: Iterable[float] = (0.0, 0.25, 0.5, 0.75, 0.9, 1.0),
                 policy: BudgetPolicy = BudgetPolicy()) -> list[dict]:
-    """Recall when memories may take each `share` of the budget (strong and weak evidence alike)."""
-    return [{"share": s, **score(pairs, budget, policy=replace(policy, strong_share=s, weak_share=s))}
+    """Recall when memories may take each `share` of the budget (strong, weak and long-history evidence alike)."""
+    return [{"share": s, **score(pairs, budget, policy=replace(policy, strong_share=s, weak_share=s, long_share=s))}
             for s in shares]
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pymongo import ASCENDING, DESCENDING, MongoClient, ReturnDocument
-from pymongo.errors import DuplicateKeyError, PyMongoError
+from pymongo.errors import BulkWriteError, DuplicateKeyError, PyMongoError
 
 from .config import Settings, load_settings
 from .localserver import StoreError, StoreUnavailable, ensure_local_server, main, server_data_path, server_log_path
@@ -250,6 +250,42 @@ class Store:
             return seq
         raise StoreError(f"append_log gave up after {SEQ_ATTEMPTS} seq collisions for "
                          f"user {user_id!r} session {session_id!r}; too many concurrent writers?")
+
+    def append_logs(self, user_id: str, session_id: str, entries: list[dict], *, status: str = "ok") -> list[int]:
+        """Append many messages ({role, content, tokens?, extra?}) in one ordered insert; return their seqs.
+
+        Same seqs as one `append_log` each (max+1, gap-free): if a concurrent writer takes a seq first, the
+        entries not yet written fall back to `append_log` one by one, so none is lost or written twice.
+        """
+        key = self._key(user_id, session_id)
+        docs = []
+        for entry in entries:
+            role, tokens = entry.get("role"), entry.get("tokens")
+            if not isinstance(role, str):
+                raise ValueError(f"role must be a str, got {role!r}")
+            _check_int("tokens", tokens, optional=True)
+            more = _check_fields("extra", entry.get("extra"), _RESERVED | _LOG_FIELDS)
+            docs.append({"user_id": user_id, "session_id": session_id, "role": role, "content": entry.get("content"),
+                         "tokens": tokens, "status": status, "reply_to": None, "error": None, **more})
+        if not docs:
+            return []
+        first = self._max_seq(key, self._last_seq.get((user_id, session_id))) + 1
+        now = _now()
+        for i, doc in enumerate(docs):
+            doc.update(seq=first + i, created_at=now)
+        try:
+            self.logs.insert_many(docs, ordered=True)
+            written = len(docs)
+        except BulkWriteError as err:
+            written = int(err.details.get("nInserted", 0))
+        seqs = [first + i for i in range(written)]
+        if written:
+            self._last_seq[(user_id, session_id)] = seqs[-1]
+        for doc in docs[written:]:  # a concurrent writer got in between: one at a time from here
+            extra = {k: v for k, v in doc.items() if k not in _RESERVED | _LOG_FIELDS}
+            seqs.append(self.append_log(user_id, session_id, doc["role"], doc["content"], tokens=doc["tokens"],
+                                        status=status, extra=extra))
+        return seqs
 
     def set_log_status(self, user_id: str, session_id: str, seqs: list[int], status: str, *,
                        error: str | None = None, only_if_status: str | None = None) -> int:

@@ -88,7 +88,8 @@ def read_transcript(lines: Iterable[str], name: str = "<transcript>") -> list[Tu
         speaker = item.get("speaker")
         turns.append(Turn(item["role"], item["content"], ts, max(conversation, 0),
                           speaker if isinstance(speaker, str) and speaker.strip() else None))
-    number_conversations(turns)
+    if conversation < 0:  # no marker: a new day starts a new conversation
+        number_conversations(turns)
     return turns
 
 

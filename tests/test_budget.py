@@ -44,10 +44,28 @@ def test_strong_hits_take_most_of_a_long_history():
     assert split.window + split.memories + split.summary <= 2000 and sent[-1]["seq"] == 40
 
 
-def test_weak_hits_leave_most_to_the_window():
-    sent, _, packed, split = run(window(20), [hit(i, 0.2, words=40) for i in range(40)], 2000)
+def test_weak_hits_leave_most_to_the_window_when_the_history_fits_it():
+    # fewer remembered turns outside the window (10) than in it (40): the window is most of the history
+    sent, _, packed, split = run(window(20), [hit(i, 0.2, words=40) for i in range(10)], 2000)
     assert split.evidence == "weak" and split.window > split.memories
     assert split.window + split.memories <= 2000
+
+
+def test_weak_hits_still_get_most_of_a_long_history():
+    # as many remembered turns outside the window as in it: the window shows a small part of what was said
+    sent, _, packed, split = run(window(20), [hit(i, 0.2, words=40) for i in range(40)], 2000)
+    assert split.evidence == "long history" and split.memories > split.window
+    assert split.window + split.memories <= 2000 and sent[-1]["seq"] == 40
+    sent, _, packed, split = run(window(20), [hit(i, 0.2, words=40) for i in range(40)], 2000,
+                                 policy=BudgetPolicy(long_share=0.25))
+    assert split.evidence == "long history" and split.window > split.memories  # the knob is what decides
+
+
+def test_a_line_said_twice_is_packed_once():
+    twice = [hit(1, 0.9), Hit("h2", "episode", hit(1, 0.9).text, 0.8, WHEN, {"session_id": "o", "seq": 9}, WHEN,
+                              similarity=0.8), hit(3, 0.7)]
+    packed = pack_by_value(twice, 2000, count_text_tokens)
+    assert [h.id for h in packed] == ["h1", "h3"]
 
 
 def test_no_hits_gives_everything_to_window_and_summary():

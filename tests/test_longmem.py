@@ -162,7 +162,8 @@ def _chat(*args: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.slow
 def test_cli_recalls_an_old_fact_for_a_paraphrased_question_for_that_user_only(tmp_path):
-    owner, other = generate(3), generate(4, sessions=6, exchanges=(4, 5))  # another user, with memories of their own
+    # 9 sessions (362 turns) still hold facts 300+ turns and 5+ sessions back; another user has memories of their own
+    owner, other = generate(3, sessions=9), generate(4, sessions=6, exchanges=(4, 5))
     last_session = owner.turns[-1]["session"]
     q = next(q for q in owner.questions if q.category == "single-hop" and len(q.evidence) == 1
              and len(owner.turns) - q.evidence[0] >= 300 and last_session - q.sessions[0] >= 5)

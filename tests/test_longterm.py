@@ -120,3 +120,35 @@ def test_neighbour_expansion_adds_the_turn_after_a_hit_when_room_is_left(setting
     assert [h.source["seq"] for h in grown] == [7, 8]  # seq 6 does not exist; 8 follows the hit
     assert with_neighbours(index, "u", top, 400, count_text_tokens, packing=Packing(neighbours=0)) == top
     assert with_neighbours(index, "u", top, 400, count_text_tokens, packing=one, exclude={("s", 8)}) == top
+
+
+def test_import_keeps_the_other_sides_recommendations_and_agreed_plans_as_facts(settings):
+    client, store = get_client(settings), mongomock_store()
+    memory = VectorMemory(client, settings, store=store, user_id="maya", session_id="s1", context_budget=1000)
+    day = START.isoformat()
+    turns = [("user", "Any book tips? I've been doom-scrolling every night."),
+             ("assistant", "If you want something for the train, read Piranesi by Susanna Clarke. I loved it."),
+             ("user", "Are we doing the pottery thing or not?"),
+             ("assistant", "Yes! Let's do the pottery class at Clay Corner studio on Saturday."),
+             ("user", "Ha, deal."),
+             ("assistant", "My dog Bramble stole a baguette off the counter today.")]
+    memory.import_turns([{"role": r, "content": c, "ts": day} for r, c in turns])
+    facts = [h.text for h in memory.facts.active("maya")]
+    assert any("recommended" in f and "Piranesi by Susanna Clarke" in f for f in facts), facts
+    assert any("agreed" in f and "Clay Corner studio" in f for f in facts), facts
+    assert not any("Bramble" in f for f in facts), facts  # the other side's own life is not a fact about the user
+
+
+def test_append_logs_gives_gap_free_seqs_and_falls_back_when_a_concurrent_writer_took_one(monkeypatch):
+    store = mongomock_store()
+    assert store.append_logs("u", "s", [{"role": "user", "content": "a", "tokens": 3, "extra": {"ts": START}},
+                                        {"role": "assistant", "content": "b"}], status="pending") == [1, 2]
+    store.append_log("u", "s", "user", "other writer")  # seq 3
+    real, reads = store._max_seq, []
+    # the first read is stale (seq 1): the batch's seqs 2 and 3 are taken, and it must not overwrite or skip any
+    monkeypatch.setattr(store, "_max_seq", lambda key, hint: 1 if not reads.append(1) and len(reads) == 1 else real(key, hint))
+    seqs = store.append_logs("u", "s", [{"role": "user", "content": "c"}, {"role": "assistant", "content": "d"}])
+    monkeypatch.undo()
+    logs = store.logs_for("u", "s")
+    assert [(d["seq"], d["content"]) for d in logs] == [(1, "a"), (2, "b"), (3, "other writer"), (4, "c"), (5, "d")]
+    assert seqs == [4, 5] and logs[0]["status"] == "pending" and logs[0]["ts"].replace(tzinfo=timezone.utc) == START

@@ -5,6 +5,10 @@ from datetime import datetime, timezone
 
 import pytest
 
+from helpers.config import load_settings
+from helpers.llm import get_client
+from helpers.memory import BoundedMemory
+from helpers.store import mongomock_store
 from helpers.transcript import parse_when, read_transcript
 
 
@@ -54,3 +58,20 @@ def test_bad_lines_name_the_line(bad, where):
 def test_parse_when_is_utc():
     assert parse_when("2023-05-08T15:00:00+02:00") == datetime(2023, 5, 8, 13, tzinfo=timezone.utc)
     assert parse_when("8 May 2023").date().isoformat() == "2023-05-08"
+
+
+def test_bounded_import_keeps_each_turns_time_speaker_and_conversation():
+    settings = load_settings({})
+    memory = BoundedMemory(get_client(settings), settings, store=mongomock_store(), user_id="maya", session_id="s1",
+                           budget=2000)
+    lines = ["(conversation on 8 May, 2023)",
+             '{"role": "user", "content": "My sister Priya moved to Pasadena.", "speaker": "Maya"}',
+             '{"role": "assistant", "content": "Nice, close by!", "speaker": "Jo"}',
+             '{"role": "user", "content": "Any news?", "ts": "2023-06-01T10:00:00"}',
+             '{"role": "assistant", "content": "Not yet."}']
+    result = memory.import_turns(read_transcript(lines))  # what `--stage bounded --import FILE` passes
+    assert result["imported"] == 4
+    logs = memory.store.logs_for("maya", "s1")
+    assert [(d["ts"].date().isoformat(), d.get("speaker"), d["conversation"]) for d in logs] == [
+        ("2023-05-08", "Maya", 0), ("2023-05-08", "Jo", 0), ("2023-06-01", None, 0), ("2023-05-08", None, 0)]
+    assert all(d["imported"] and d["status"] == "ok" for d in logs)

@@ -12,6 +12,7 @@ import anthropic
 from pymongo.errors import ConnectionFailure, PyMongoError
 
 from ..config import Settings
+from ..importer import as_turns, log_extra
 from ..conversation import starts_exchange, strip_meta, text_of, validate_messages
 from ..pending import PENDING_MAX_COUNT, PENDING_MAX_TOKENS, fold_pending
 from ..prompts import SCOUT_PERSONA
@@ -335,6 +336,8 @@ class BoundedMemory(_Base):
         if self.retriever is not None:
             self.recall = None
             return self.retriever.import_transcript(turns)
+        items = as_turns(turns)  # each turn keeps its ts, speaker and conversation in the log
+        turns = [t.message() for t in items]
         validate_messages(turns)
         imported = 0
         exchange: list[dict] = []
@@ -342,7 +345,7 @@ class BoundedMemory(_Base):
             role, content = turn["role"], turn["content"]
             tokens = self._tokens_of_text(text_of(turn))
             seq = self.store.append_log(self.user_id, self.session_id, role, content, status="pending",
-                                        tokens=tokens, extra={"imported": True})
+                                        tokens=tokens, extra=log_extra(items[i]))
             exchange.append({"role": role, "content": content, "tokens": tokens, "seq": seq})
             next_is_new = i + 1 == len(turns) or starts_exchange(turns[i + 1])
             if next_is_new:

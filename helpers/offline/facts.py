@@ -3,7 +3,10 @@
 A fact is any declarative sentence (or clause) in which the user speaks about themself or about the
 people and things in their life — "I'm vegetarian", "My sister Priya lives in Pasadena", "We fly
 out Tuesday" — rewritten to third person. The assistant's declaratives about the user ("Your table is
-booked for 7") count too. Questions, requests and chit-chat do not.
+booked for 7") count too, and so does what the other side says that concerns the user: a recommendation
+("If you're bored, read Circe" → "The assistant recommended that the user read Circe.") or a plan the two
+agree ("Let's do the pub quiz on Sunday" → "The user and the assistant agreed to do the pub quiz on Sunday.").
+Questions, requests and chit-chat do not.
 """
 
 from __future__ import annotations
@@ -23,6 +26,28 @@ _CHATTER = {stem(w) for w in ("thank thanks great sound cool awesome sure see wo
                                "guess hope glad happy mean idea sorry okay fine agree interesting love it perfect "
                                "excited appreciate worry bother").split()}
 _ASSISTANT_SUBJECT = re.compile(r"^(?:You(?:'re| are| have|'ve| will be|'ll be| were| live| work)|Your\b)")
+# what the other side says that concerns the user: a recommendation to them, a plan the two agreed
+_ADVICE_VERBS = r"(?:read|try|go to|pick up|watch|listen to|check out|visit|order|book)"
+_RECOMMEND = re.compile(r"(?i)^(?:(?:if|for|when)\b[^,]*,\s*)?(?:honestly|just|definitely|seriously)?\s*"
+                        r"(?P<advice>" + _ADVICE_VERBS + r"\b.+)$")
+_SUGGEST = re.compile(r"(?i)^you\s+(?:should|could|might want to|have to|must)\s+(?P<advice>" + _ADVICE_VERBS + r"\b.+)$")
+_PLAN = re.compile(r"(?i)^(?:let's|let us|we(?:'ll| will| should| are going to|'re going to))\s+(?P<plan>.+)$")
+
+
+def _other_side(clause: str) -> str | None:
+    """A recommendation to the user or a plan with them, said by the assistant, as a third-person fact."""
+    def verb_first(text: str) -> str:  # "Read Circe" → "read Circe" (the clause goes mid-sentence)
+        text = second_to_third(text)
+        return text[:1].lower() + text[1:]
+
+    for pattern in (_SUGGEST, _RECOMMEND):
+        m = pattern.match(clause)
+        if m and not re.match(r"(?i)\w+\s+not\b", m["advice"]):
+            return _finish(f"The assistant recommended that the user {verb_first(m['advice'])}")
+    m = _PLAN.match(clause)
+    if m:
+        return _finish(f"The user and the assistant agreed to {verb_first(m['plan'])}")
+    return None
 
 
 def parse_turn_lines(text: str) -> list[tuple[str, str]]:
@@ -59,8 +84,9 @@ def _finish(text: str) -> str:
     return text.rstrip("!") if text.endswith("!") else text
 
 
-def facts_from_text(text: str, role: str = "user") -> list[str]:
-    """Third-person fact sentences stated in one turn's text."""
+def facts_from_text(text: str, role: str = "user", other_side: bool = False) -> list[str]:
+    """Third-person fact sentences stated in one turn's text (`other_side`: also the assistant's
+    recommendations to the user and plans agreed with them)."""
     out: list[str] = []
     kept = [s for s in sentences(text) if not is_question(s)]
     for sentence in resolve_pronouns(kept):
@@ -71,13 +97,16 @@ def facts_from_text(text: str, role: str = "user") -> list[str]:
                     out.append(_finish(to_third(clause)))
             elif _ASSISTANT_SUBJECT.match(clause) and not re.search(r"\b(?:if|can|could|might|maybe|perhaps)\b", clause):
                 out.append(_finish(second_to_third(clause)))
+            elif other_side and _other_side(clause):
+                out.append(_other_side(clause))
     return out
 
 
 def facts_from_turns(turns: list[tuple[str, str]]) -> list[str]:
-    """Facts from a list of (role, text) turns: the user's statements, then the assistant's that add something."""
+    """Facts from a list of (role, text) turns: the user's statements, then the assistant's that add something
+    (about the user, a recommendation to them, a plan agreed with them)."""
     user = [f for role, text in turns if role == "user" for f in facts_from_text(text, "user")]
-    assistant = [f for role, text in turns if role == "assistant" for f in facts_from_text(text, "assistant")]
+    assistant = [f for role, text in turns if role == "assistant" for f in facts_from_text(text, "assistant", True)]
     out = list(dict.fromkeys(user))
     for fact in assistant:
         if not any(same_fact(fact, have) or set(content_stems(fact)) <= set(content_stems(have)) for have in out):
