@@ -44,9 +44,9 @@ Tools:
 
     chat.py                     the terminal chat: `python -m helpers.chat --stage ...`
     widgets/                    the live chat widget (render.py: state to HTML; chat.py: events)
-    bench/                      `python -m helpers.bench ...`: one module per benchmark
-    scoring.py, split_study.py, longmem.py, longmem_data.py, longmem_pools.py, reader_eval.py
-                                benchmark pieces (moving into bench/)
+    bench/                      `python -m helpers.bench ...`: one module per benchmark, with its data
+                                (longmem*, split_study, reader_eval: `python -m helpers.bench.reader_eval`)
+    scoring.py                  answer-in-request, matched on word boundaries
 """
 
 __all__: list[str] = []

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.reader_eval import declines
+from helpers.bench.reader_eval import declines
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

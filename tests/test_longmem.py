@@ -8,8 +8,8 @@ import sys
 import pytest
 
 from helpers.bench import answer_in_request, main as bench_main
-from helpers.longmem import BM25, METHODS, format_markdown, format_table, rrf, run_longmem
-from helpers.longmem_data import CATEGORIES, SPLITS, corpus, date_forms, generate, write_jsonl
+from helpers.bench.longmem import BM25, METHODS, format_markdown, format_table, rrf, run_longmem
+from helpers.bench.longmem_data import CATEGORIES, SPLITS, corpus, date_forms, generate, write_jsonl
 from helpers.scoring import gold_in_request, mentions
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import reader_eval
+from helpers.bench import reader_eval
 
 DATA = Path(__file__).resolve().parent / "data"
 RELATIONS = {"family", "work", "places", "dates_times", "preferences", "dietary", "plans", "possessions",

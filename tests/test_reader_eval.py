@@ -1,4 +1,4 @@
-"""helpers.reader_eval: the hand-written phrasing corpus and the reader's figures on it (issue 12)."""
+"""helpers.bench.reader_eval: the hand-written phrasing corpus and the reader's figures on it (issue 12)."""
 
 import re
 from collections import Counter
@@ -7,7 +7,7 @@ import pytest
 
 from helpers.config import load_settings
 from helpers.llm import get_client
-from helpers.reader_eval import (CORPUS_FILES, CorpusMissing, build_request, declines, evaluate, has_answer,
+from helpers.bench.reader_eval import (CORPUS_FILES, CorpusMissing, build_request, declines, evaluate, has_answer,
                                  load_corpus, main, table)
 
 RELATIONS = {"family", "work", "places", "dates", "preferences", "dietary", "plans", "possessions", "numbers"}

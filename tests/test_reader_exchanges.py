@@ -3,7 +3,7 @@
 import json
 import uuid
 
-from helpers.reader_eval import declines
+from helpers.bench.reader_eval import declines
 from tests.test_chat_cli import replies, run_chat
 
 

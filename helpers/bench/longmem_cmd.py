@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from ..longmem import format_markdown, format_table, load_split, run_longmem
+from .longmem import format_markdown, format_table, load_split, run_longmem
 
 __all__ = ["run_longmem_cmd", "add_longmem"]
 

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from .longmem_pools import ASK, CLOSERS, FOLLOW, LEAD_IN, MORE, OPENERS, PEOPLE, REACT, SAY, TOPICS, VALUES
+from .longmem_chatter import CLOSERS, FOLLOW, MORE, OPENERS, REACT
+from .longmem_pools import ASK, LEAD_IN, PEOPLE, SAY, TOPICS, VALUES
 
 __all__ = ["Conversation", "Question", "CATEGORIES", "SPLITS", "generate", "corpus", "date_forms", "write_jsonl"]
 

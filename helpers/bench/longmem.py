@@ -28,8 +28,15 @@ from typing import Callable, Iterator
 import numpy as np
 
 from .longmem_data import CATEGORIES, Conversation, Question, corpus, write_jsonl
-from .scoring import gold_in_request
-from .retrieval import bm25_tokens
+from .. import chat
+from .. import store as store_module
+from ..config import load_settings
+from ..embeddings import LocalMiniLM
+from ..offline_model import count_text_tokens
+from ..prompts import SCOUT_PERSONA
+from ..simulate import simulation_client
+from ..scoring import gold_in_request
+from ..retrieval import bm25_tokens
 
 __all__ = ["BASELINES", "STAGES", "METHODS", "BM25", "rrf", "run_longmem", "format_table", "format_markdown"]
 
@@ -142,8 +149,6 @@ def _embeddings(ctx: _Ctx, texts: list[str]) -> np.ndarray:
 
 
 def _baseline_builders(ctx: _Ctx, conv: Conversation) -> dict[str, Callable[[Question, int], dict]]:
-    from .offline_model import count_text_tokens
-
     texts = [t["content"] for t in conv.turns]
     bm25 = BM25(texts)
     turn_vecs = _embeddings(ctx, texts)
@@ -179,8 +184,6 @@ def _store(kind: str) -> Iterator[None]:
     if kind == "local":
         yield
         return
-    from . import store as store_module
-
     original = store_module.open_store
     store_module.open_store = lambda settings=None, **kw: store_module.mongomock_store(f"longmem-{uuid.uuid4().hex}")
     try:
@@ -192,17 +195,12 @@ def _store(kind: str) -> Iterator[None]:
 def _stage_requests(ctx: _Ctx, conv: Conversation, stage: str, budget: int, workdir: Path, user_id: str) -> dict[str, dict]:
     """Import the transcript as `python -m helpers.chat --stage S --budget B --import FILE` does, then build
     each question's request as `--show-request` does."""
-    from . import chat
-
     path = write_jsonl(conv, workdir / f"{conv.user_id}.jsonl")
     args = chat.build_parser().parse_args(["--stage", stage, "--user", user_id, "--budget", str(budget),
                                            "--session-file", str(workdir / f"{conv.user_id}-{stage}-{budget}.sid")])
     memory = chat._make_memory(args, ctx.settings, ctx.client)
     try:
-        turns = chat._read_jsonl(str(path))
-        if turns and hasattr(turns[0], "message") and stage != "vector":  # the CLI's own switch (_one_shot)
-            turns = [t.message() for t in turns]
-        memory.import_turns(turns)
+        memory.import_turns(chat._read_jsonl(str(path)))  # as the CLI's --import does, for every stage
         return {q.text: memory.build_request(q.text) for q in conv.questions}
     finally:
         if hasattr(memory, "close"):
@@ -215,11 +213,6 @@ def run_longmem(conversations: list[Conversation], budgets: tuple[int, ...] = (1
                 details: bool = False) -> dict:
     """Score every method at every budget on `conversations`; returns rows of recall (overall and by category)
     and mean input tokens per question, plus, with `details`, each question's outcome."""
-    from .config import load_settings
-    from .simulate import simulation_client
-    from .embeddings import LocalMiniLM
-    from .prompts import SCOUT_PERSONA
-
     unknown = set(methods) - set(METHODS)
     if unknown:
         raise ValueError(f"unknown method(s) {', '.join(sorted(unknown))}; choose from {', '.join(METHODS)}")

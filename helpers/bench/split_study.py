@@ -9,13 +9,19 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Iterable
 
-from .budget import BudgetPolicy
-from .longterm import Packing
-from .scoring import gold_in_request
+import matplotlib.pyplot as plt
+
+from ..budget import BudgetPolicy
+from ..config import load_settings
+from ..longterm import Packing
+from ..memory import VectorMemory
+from ..scoring import gold_in_request
+from ..simulate import simulation_client
+from ..store import mongomock_store
+from ..transcript import read_transcript
 
 if TYPE_CHECKING:  # pragma: no cover
     from .longmem_data import Conversation
-    from .memory import VectorMemory
 
 __all__ = ["imported", "score", "share_curve", "plot_share_curve"]
 
@@ -23,12 +29,6 @@ __all__ = ["imported", "score", "share_curve", "plot_share_curve"]
 def imported(conv: "Conversation", *, settings=None, store=None, budget: int = 2000, client=None,
              user_id: str | None = None) -> "VectorMemory":
     """A vector-stage memory with `conv` imported (dated, through the same path as `--import`)."""
-    from .config import load_settings
-    from .simulate import simulation_client
-    from .memory import VectorMemory
-    from .store import mongomock_store
-    from .transcript import read_transcript
-
     settings = settings or load_settings()
     store = store or mongomock_store(f"split-{conv.user_id}")
     user_id = user_id or conv.user_id
@@ -64,8 +64,6 @@ def share_curve(pairs: list, budget: int, shares: Iterable[float] = (0.0, 0.25, 
 
 def plot_share_curve(rows: list[dict], budget: int, ax=None):
     """Recall (%) against memories' share of the context budget; the title states the best share."""
-    import matplotlib.pyplot as plt
-
     ax = ax or plt.subplots(figsize=(6, 3.2))[1]
     shares = [r["share"] for r in rows]
     ax.plot(shares, [100 * r["recall"] for r in rows], marker="o")

@@ -8,7 +8,7 @@ request, asks the question through the real SDK client, and judges the reply:
 - false "I don't know": the statement was in the request, yet the reply declined;
 - invented: for an *absent* item (only a distractor statement is in the request), any reply that does not decline.
 
-`python -m helpers.reader_eval [--part tuning|held_out|all] [--failures] [--json]` prints the table by relation,
+`python -m helpers.bench.reader_eval [--part tuning|held_out|all] [--failures] [--json]` prints the table by relation,
 per file and per part. Tuning: tests/data/phrasing_corpus.json and phrasing_corpus_b.json (the reader was developed
 against their failures). Held out: tests/data/phrasing_holdout.json, written blind and never used to tune the reader;
 `--part held_out` fails with a clear message while that file is missing, `--part all` reads the files that exist.
@@ -24,15 +24,15 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .config import load_settings
-from .conversation import text_of
-from .llm import get_client, mode_line
-from .prompts import PLAIN_PERSONA
+from ..config import load_settings
+from ..conversation import text_of
+from ..llm import get_client, mode_line
+from ..prompts import PLAIN_PERSONA
 
 __all__ = ["CORPUS_FILES", "CorpusMissing", "Outcome", "load_corpus", "declines", "has_answer", "build_request", "evaluate",
            "table", "main"]
 
-DATA_DIR = Path(__file__).resolve().parent.parent / "tests" / "data"
+DATA_DIR = Path(__file__).resolve().parents[2] / "tests" / "data"
 CORPUS_FILES: dict[str, list[Path]] = {
     "tuning": [DATA_DIR / "phrasing_corpus.json", DATA_DIR / "phrasing_corpus_b.json"],
     "held_out": [DATA_DIR / "phrasing_holdout.json"],
@@ -169,7 +169,7 @@ def _print_table(rows: dict[str, dict], title: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """CLI: print the reader table by relation for a corpus part (targets: correct ≥ 90%, false IDK ≤ 5%, invented 0)."""
-    parser = argparse.ArgumentParser(prog="python -m helpers.reader_eval", description=main.__doc__)
+    parser = argparse.ArgumentParser(prog="python -m helpers.bench.reader_eval", description=main.__doc__)
     parser.add_argument("--part", default="all", choices=[*CORPUS_FILES, "all"])
     parser.add_argument("--failures", action="store_true", help="also print every reply that was not right")
     parser.add_argument("--json", action="store_true", help="print the tables (and failures) as JSON")
