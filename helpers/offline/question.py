@@ -32,6 +32,7 @@ class Question:
     words: dict[str, str] = field(default_factory=dict)  # stem → the word the question used
     weighted: list[str] = field(default_factory=list)      # words of "what's the X Y": count double, not required
     specific: list[str] = field(default_factory=list)      # "which *football* team": must be said
+    mine: bool = False   # asks about something of the user's ("my job"), so not about a person of theirs
 
 
 _QWORDS = {"what", "which", "who", "whom", "whose", "when", "where", "why", "how", "do", "does", "did", "is", "are",
@@ -154,9 +155,11 @@ def read_question(text: str) -> Question:
     heads = [h for h in dict.fromkeys(heads) if h]
     objects = [o for o in dict.fromkeys(objects) if o and o not in heads]
     about_user = not heads and bool(re.search(r"\b(?:i|me|we|us|i'm|i've)\b", text, re.I))
+    mine = not heads and bool(re.search(r"\b(?:my|our|mine)\b", text, re.I))  # "what's my job": mine, not the husband's
     personal = bool(_PERSONAL.search(text)) or bool(heads) or bool(re.search(r"\b(?:us|i|we|i'm|we're)\b", text, re.I)) \
         or (bool(re.search(r"\bthe\b", text, re.I)) and not _ADVICE.search(text))
-    advice = bool(_STRONG_ADVICE.search(text)) or (bool(_ADVICE.search(text)) and not re.search(r"\b(?:my|our)\b", text, re.I))
+    # "am I allergic to any nuts" asks about the user, not for advice: only a strong cue makes a personal question advice
+    advice = bool(_STRONG_ADVICE.search(text)) or (bool(_ADVICE.search(text)) and not personal)
     vocab = {stem(w): w for w in words(text)}
     focus: list[str] = []
     weighted: list[str] = []
@@ -187,7 +190,7 @@ def read_question(text: str) -> Question:
                     and stem(w) not in heads and stem(w) in stems:
                 weighted.append(stem(w))
     return Question(text, stems, kind, heads, list(dict.fromkeys(objects)), focus, about_user, personal, advice, vocab,
-                    weighted, specific)
+                    weighted, specific, mine)
 
 
 # ------------------------------------------------------------------------------------------ statements
