@@ -153,6 +153,7 @@ def judge(question: Question, st: Statement, alias: dict[str, set[str]]) -> tupl
         return None, "not the user"  # "what's my job": the husband's job is not the user's
     close = cosine(question.text, st.text) >= SEMANTIC_MIN  # the sentences as a whole agree
     if any(_match(o, qwords.get(o, o), st, alias, taken=taken) < 0.55
+           and not any(is_kind_of(s, k) for s in st.stems for k in synonyms(o))  # "my occupation": a dentist
            and not (close and _match(o, qwords.get(o, o), st, alias, taken=taken, floor=OBJECT_MIN) >= OBJECT_MIN)
            for o in question.objects):
         return None, "other thing"  # not about the thing asked about
