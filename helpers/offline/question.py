@@ -33,6 +33,7 @@ class Question:
     weighted: list[str] = field(default_factory=list)      # words of "what's the X Y": count double, not required
     specific: list[str] = field(default_factory=list)      # "which *football* team": must be said
     mine: bool = False   # asks about something of the user's ("my job"), so not about a person of theirs
+    phrases: dict[str, str] = field(default_factory=dict)  # object stem → its noun phrase ("brew" → "morning brew")
 
 
 _QWORDS = {"what", "which", "who", "whom", "whose", "when", "where", "why", "how", "do", "does", "did", "is", "are",
@@ -122,6 +123,7 @@ def read_question(text: str) -> Question:
     stems = [s for s in content_stems(text) if s not in drop]
     heads: list[str] = []
     objects: list[str] = []
+    phrases: dict[str, str] = {}
     for m in re.finditer(r"\b(?:my|our)\s+((?:[\w'-]+\s*){1,3})", text.replace("’", "'"), re.I):
         phrase: list[str] = []
         for w in m.group(1).split():
@@ -137,7 +139,10 @@ def read_question(text: str) -> Question:
         if people:
             heads.append(people[0])
         else:
-            objects += [stem(w) for w in phrase if stem(w) not in PERSON_STEMS][:1]
+            things = [w for w in phrase if stem(w) not in PERSON_STEMS]
+            if things:  # "my passport number": the first word narrows it; the phrase may be said in other words
+                objects.append(stem(things[0]))
+                phrases[stem(things[0])] = " ".join(things)
     for m in re.finditer(r"\b([a-z-]+)'s\b|\b(mum|mom|dad|grandma|grandpa|gran|granny|nana|grandad|granddad)\b",
                          text.replace("’", "'"), re.I):
         if stem(m.group(1) or m.group(2)) in PERSON_STEMS:
@@ -190,7 +195,7 @@ def read_question(text: str) -> Question:
                     and stem(w) not in heads and stem(w) in stems:
                 weighted.append(stem(w))
     return Question(text, stems, kind, heads, list(dict.fromkeys(objects)), focus, about_user, personal, advice, vocab,
-                    weighted, specific, mine)
+                    weighted, specific, mine, phrases)
 
 
 # ------------------------------------------------------------------------------------------ statements

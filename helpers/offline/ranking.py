@@ -113,6 +113,18 @@ _CLOCK = re.compile(r"(?i)\d|\b(?:noon|midday|midnight|o'clock|one|two|three|fou
                     r"eleven|twelve|half|quarter)\b")
 
 
+PHRASE_MIN = 0.6  # MiniLM cosine at which a noun phrase asked ("my morning brew") is said in other words ("coffee")
+
+
+def _phrase_said(phrase: str, st: Statement) -> bool:
+    """A multi-word thing asked about is named in the statement by a word or two of its own ("grew up" for "childhood")."""
+    if not phrase:
+        return False
+    toks = [w.lower() for w in re.findall(r"[A-Za-z][A-Za-z'-]*", st.text)]
+    spans = set(st.words) | {f"{a} {b}" for a, b in zip(toks, toks[1:]) if a in st.words or b in st.words}
+    return any(cosine(phrase, span) >= PHRASE_MIN for span in spans)
+
+
 def _time_met(word: str, st: Statement) -> bool:
     """A time the question names ("at Christmas", "this fall") is said, or a time close to it ("autumn")."""
     low = word.lower()
@@ -154,6 +166,7 @@ def judge(question: Question, st: Statement, alias: dict[str, set[str]]) -> tupl
     close = cosine(question.text, st.text) >= SEMANTIC_MIN  # the sentences as a whole agree
     if any(_match(o, qwords.get(o, o), st, alias, taken=taken) < 0.55
            and not any(is_kind_of(s, k) for s in st.stems for k in synonyms(o))  # "my occupation": a dentist
+           and not _phrase_said(question.phrases.get(o, ""), st)
            and not (close and _match(o, qwords.get(o, o), st, alias, taken=taken, floor=OBJECT_MIN) >= OBJECT_MIN)
            for o in question.objects):
         return None, "other thing"  # not about the thing asked about
