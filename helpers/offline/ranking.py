@@ -173,7 +173,7 @@ def judge(question: Question, st: Statement, alias: dict[str, set[str]]) -> tupl
     owned = {stem(w) for w in _OWNED.findall(st.text)}  # "our *eldest*", "my *bike*": the thing the statement is about
     if any(other_member(o, owned) for o in question.objects) or \
             any(other_member(q, {stem(w) for w in st.words if _word_similarity(qwords.get(q, q).lower(), w) < 0.7})
-                for q in question.stems):
+                for q in question.stems if q not in st.stems and not any(related(q, s) for s in st.stems)):
         return None, "sibling"  # asked about one thing of a kind (wine), the statement is about another (tea)
     if any(_match(f, qwords.get(f, f), st, alias, taken=taken) < 0.55
            and (is_specific(f) or not (set(proper_names(st.text)) - set(qwords.values())))
@@ -183,7 +183,8 @@ def judge(question: Question, st: Statement, alias: dict[str, set[str]]) -> tupl
         return None, "no specific"
     if any(is_kind_of(q, _SECRET) for q in question.stems) and not any(is_kind_of(s, _SECRET) for s in st.stems):
         return None, "other attribute"  # "the *combination* for my locker": the locker's number does not open it
-    if question.kind != "time" and any(not _time_met(qwords.get(q, q), st) for q in question.stems):
+    modifiers = {stem(w) for p in question.phrases.values() for w in p.split()}  # "my *morning* brew" is no occasion
+    if question.kind != "time" and any(not _time_met(qwords.get(q, q), st) for q in question.stems if q not in modifiers):
         return None, "other occasion"  # "where are we going at Christmas": a plan for another time is not it
     if _CLOCK_ASKED.search(question.text) and not _CLOCK.search(st.text):
         return None, "no clock time"  # "what time is my appointment": the day it moved to is not the time
@@ -196,6 +197,8 @@ def judge(question: Question, st: Statement, alias: dict[str, set[str]]) -> tupl
     matches = [_match(s, qwords.get(s, s), st, alias, strict=s in question.heads, taken=taken) for s in question.stems]
     matches = [max(m, 0.9) if s in question.focus and _instance(s, qwords.get(s, s), question, st) else m
                for s, m in zip(question.stems, matches)]  # "which dish" met by "lasagna" counts like "what music": jazz
+    matches = [max(m, 0.8) if s in question.phrases and _phrase_said(question.phrases[s], st) else m
+               for s, m in zip(question.stems, matches)]  # "my childhood" said as "grew up"
     coverage = sum(w * m for w, m in zip(weights, matches)) / sum(weights)
     similarity = cosine(question.text, st.text)
     exclude = set(question.stems) | {a for h in question.heads for a in alias.get(h, ())} \
