@@ -152,6 +152,7 @@ def read_question(text: str) -> Question:
         if stem(m.group(1)) not in PERSON_STEMS and m.group(1).lower() not in _QWORDS | STOPWORDS \
                 and m.group(2).lower() not in STOPWORDS and m.group(3).lower() not in _AUX | STOPWORDS:
             specific.append(stem(m.group(2)))  # "the hotel's *phone* number": that very number, not the room's
+            phrases.setdefault(stem(m.group(2)), f"{m.group(2)} {m.group(3)}".lower())
     for i, name in enumerate(words(text)):
         if i > 0 and name[:1].isupper() and name not in ("I", "I'm") and name.lower() not in _QWORDS \
                 and not is_kind_of(stem(name), stem("language")) and name.lower() not in STOPWORDS \
@@ -185,6 +186,7 @@ def read_question(text: str) -> Question:
         for w in noun[:-1]:
             if stem(w) in stems and w.lower() not in _VAGUE_HEADS and not is_kind_of(stem(w), stem("language")):
                 specific.append(stem(w))  # "which *football* team", "which *high* school": that very thing is said
+                phrases.setdefault(stem(w), " ".join(noun).lower())
         if noun and stem(noun[-1]) in stems and stem(noun[-1]) not in heads:
             focus.append(stem(noun[-1]))
     m = re.match(r"(?i)\s*what(?:'s| is| are| was)\s+the\s+((?:[\w'-]+\s+){0,3}?[\w'-]+)\s*(?:\?|$|\b(?:for|of|at|in|on|"

@@ -125,6 +125,12 @@ def _phrase_said(phrase: str, st: Statement) -> bool:
     return any(cosine(phrase, span) >= PHRASE_MIN for span in spans)
 
 
+def _head_said_modifier_close(phrase: str, st: Statement) -> bool:
+    """"the *wireless* password" met by "the Wi-Fi password": the head noun is said, the phrase in other words."""
+    head = stem(phrase.split()[-1]) if phrase else ""
+    return bool(head) and head in st.stems and _phrase_said(phrase, st)
+
+
 def _time_met(word: str, st: Statement) -> bool:
     """A time the question names ("at Christmas", "this fall") is said, or a time close to it ("autumn")."""
     low = word.lower()
@@ -179,7 +185,8 @@ def judge(question: Question, st: Statement, alias: dict[str, set[str]]) -> tupl
            and (is_specific(f) or not (set(proper_names(st.text)) - set(qwords.values())))
            and not _instance(f, qwords.get(f, f), question, st) for f in question.focus):
         return None, "no focus"  # "which university": the statement names none
-    if any(_match(f, qwords.get(f, f), st, alias, taken=taken) < 0.55 for f in question.specific):
+    if any(_match(f, qwords.get(f, f), st, alias, taken=taken) < 0.55
+           and not _head_said_modifier_close(question.phrases.get(f, ""), st) for f in question.specific):
         return None, "no specific"
     if any(is_kind_of(q, _SECRET) for q in question.stems) and not any(is_kind_of(s, _SECRET) for s in st.stems):
         return None, "other attribute"  # "the *combination* for my locker": the locker's number does not open it
