@@ -82,8 +82,12 @@ def test_deterministic(client):
     assert text(a) == text(b) and a.usage == b.usage
 
 
-def test_on_topic_reply_mentions_the_topic(client):
-    assert "tacos" in text(ask(client, "Where can I find great tacos?")).lower()
+def test_general_tip_never_glues_the_questions_words_into_canned_text(client):
+    """Issue 12: "Am I allergic to any nuts?" once got "On allergic nuts: pick one neighbourhood per day ...".
+    A question about the user with nothing in the request is declined; general advice does not echo the question."""
+    assert "don't know" in text(ask(client, "Am I allergic to any nuts?")).lower()
+    tip = text(ask(client, "Where can I find great tacos?")).lower()
+    assert "tacos" not in tip and "great" not in tip and not tip.startswith("on ")
 
 
 # --- shapes, usage and count_tokens ----------------------------------------------------------------

@@ -254,3 +254,34 @@ def test_the_leading_question_word_decides_what_kind_of_answer_is_wanted():
     assert q.kind == "any" and q.heads == ["grandpa"]
     assert read_question("Which seafood gives me a reaction?").focus == ["seafood"]  # 'gives' is the verb
     assert read_question("Which Japanese city am I based in?").heads == []  # a nationality is not a person
+
+
+# --- round 2: an answer comes only from a statement about the same subject, thing and attribute -------------
+
+@pytest.mark.parametrize("statement, question", [
+    ("My wife is a dentist in Bristol.", "What's my occupation?"),               # the user, not a person of theirs
+    ("My scooter is bright red.", "What colour is my van?"),                      # another thing owned
+    ("Our youngest, Ada, is four.", "How old is my eldest?"),                     # another child
+    ("The router is called BlueHarbour.", "What's the router's password?"),      # a name is not a secret
+    ("The safe in our hotel room is number 12.", "What's the combination of the hotel safe?"),
+    ("The plumber is coming on Wednesday.", "What time is the plumber coming?"),  # a day is not a clock time
+    ("We're off to Portugal for Easter.", "Where are we going in the summer?"),  # another occasion
+    ("My gym membership started in March.", "When does my gym membership end?"),  # another phase of it
+    ("Mina flies out to Seoul on Friday.", "When does Mina land back home?"),     # another leg of the journey
+])
+def test_a_statement_about_another_subject_thing_or_attribute_declines(client, statement, question):
+    assert declined(ask(client, [(statement, "Noted."), *FILLER], question))
+
+
+@pytest.mark.parametrize("statement, question, expected", [
+    ("I'm a dentist in Bristol.", "What's my occupation?", "dentist"),
+    ("My van is bright red.", "What colour is my van?", "red"),
+    ("Our eldest, Ada, is nine.", "How old is my eldest?", "nine"),
+    ("The router password is tidepool42.", "What's the router's password?", "tidepool42"),
+    ("The plumber is coming at ten on Wednesday.", "What time is the plumber coming?", "ten"),
+    ("We're off to Portugal for the summer.", "Where are we going in the summer?", "Portugal"),
+    ("My gym membership ends in March.", "When does my gym membership run out?", "March"),
+])
+def test_the_same_subject_thing_and_attribute_still_answers(client, statement, question, expected):
+    reply = ask(client, [(statement, "Noted."), *FILLER], question)
+    assert expected in reply and not declined(reply), reply

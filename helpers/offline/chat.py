@@ -73,7 +73,8 @@ def _tip(system: str, text: str) -> str:
     if m:
         where = f" in {m.group(1).strip()}"
     opener = f"{name} here. " if name else ""
-    return (f"{opener}On {topic(text)}{where}: {stable_choice(text, _SUGGESTIONS)}. "
+    # general advice only: the question's own words are never glued into it
+    return (f"{opener}A general tip{where}: {stable_choice(text, _SUGGESTIONS)}. "
             f"{stable_choice(text[::-1], _CLOSINGS)}")
 
 

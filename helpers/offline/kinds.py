@@ -31,7 +31,12 @@ _CATEGORIES = {
     "metal": "gold silver platinum copper steel titanium bronze",
     "camera": "fujifilm canon nikon sony leica",
     "language": "spanish french german italian chinese mandarin japanese portuguese arabic russian korean hindi dutch",
-    "condition": "diabetes diabetic asthma asthmatic coeliac celiac epilepsy epileptic arthritis migraine",
+    "condition": "diabetes diabetic asthma asthmatic coeliac celiac epilepsy epileptic arthritis migraine allergic allergy",
+    "vehicle": "car bike bicycle motorbike motorcycle scooter van truck lorry boat yacht caravan campervan",
+    "child": "eldest oldest youngest middle",
+    "secret": "password passcode passphrase pin combination",
+    "phase": "begin start open launch sign end finish expire close",  # when a thing begins is not when it ends
+    "journey": "fly depart leave arrive land",
     "health": "diabetes diabetic asthma asthmatic coeliac celiac epilepsy epileptic arthritis migraine",
     "activity": "hiking walking running swimming climbing camping cycling kayaking fishing skiing surfing sailing",
     "dog": "greyhound labrador poodle beagle terrier spaniel collie retriever dachshund husky pug corgi whippet",
@@ -71,8 +76,8 @@ def is_specific(word: str) -> bool:
 
 def other_member(asked: str, said: set[str]) -> bool:
     """The question names one member of a kind ('wine') and the statement another ('tea'), not the one asked."""
-    if asked in said:
-        return False
+    if asked in said or any(related(asked, s) for s in said):
+        return False  # the statement names the thing asked too ("starts ... and finishes": the start is there)
     kinds = _KIND_OF_THING.get(asked, set())
     return any(kinds & _KIND_OF_THING.get(s, set()) and s != asked and not is_kind_of(asked, s)
                and not related(asked, s) for s in said)  # 'flat' and 'apartment' are one thing

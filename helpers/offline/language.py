@@ -104,6 +104,7 @@ _GROUPS = [
     "study degree master's masters bachelor's phd mba course",
     "hope plan dream wish intend aspire aim",
     "begin start open launch found",
+    "end finish expire conclude",
     "garden allotment plot yard",
     "street road lane avenue",
     "live house apartment flat",
@@ -250,7 +251,7 @@ def content_stems(text: str) -> list[str]:
 _MONTHS = "january february march april may june july august september october november december jan feb mar apr jun jul aug sep sept oct nov dec"
 _DAYS = "monday tuesday wednesday thursday friday saturday sunday weekend weekday"
 TIME_WORDS = _TIME_WORDS = frozenset((_MONTHS + " " + _DAYS + " tomorrow tonight today yesterday morning afternoon evening night noon "
-                         "midnight o'clock am pm week month year spring summer autumn fall winter christmas birthday "
+                         "midnight o'clock am pm week weekend month year spring summer autumn fall winter christmas birthday "
                          "dawn dusk sunrise sunset").split())
 _NUMBER_WORDS = frozenset("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
                           "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety "

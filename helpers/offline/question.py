@@ -32,6 +32,8 @@ class Question:
     words: dict[str, str] = field(default_factory=dict)  # stem → the word the question used
     weighted: list[str] = field(default_factory=list)      # words of "what's the X Y": count double, not required
     specific: list[str] = field(default_factory=list)      # "which *football* team": must be said
+    mine: bool = False   # asks about something of the user's ("my job"), so not about a person of theirs
+    phrases: dict[str, str] = field(default_factory=dict)  # object stem → its noun phrase ("brew" → "morning brew")
 
 
 _QWORDS = {"what", "which", "who", "whom", "whose", "when", "where", "why", "how", "do", "does", "did", "is", "are",
@@ -121,6 +123,7 @@ def read_question(text: str) -> Question:
     stems = [s for s in content_stems(text) if s not in drop]
     heads: list[str] = []
     objects: list[str] = []
+    phrases: dict[str, str] = {}
     for m in re.finditer(r"\b(?:my|our)\s+((?:[\w'-]+\s*){1,3})", text.replace("’", "'"), re.I):
         phrase: list[str] = []
         for w in m.group(1).split():
@@ -136,7 +139,10 @@ def read_question(text: str) -> Question:
         if people:
             heads.append(people[0])
         else:
-            objects += [stem(w) for w in phrase if stem(w) not in PERSON_STEMS][:1]
+            things = [w for w in phrase if stem(w) not in PERSON_STEMS]
+            if things:  # "my passport number": the first word narrows it; the phrase may be said in other words
+                objects.append(stem(things[0]))
+                phrases[stem(things[0])] = " ".join(things)
     for m in re.finditer(r"\b([a-z-]+)'s\b|\b(mum|mom|dad|grandma|grandpa|gran|granny|nana|grandad|granddad)\b",
                          text.replace("’", "'"), re.I):
         if stem(m.group(1) or m.group(2)) in PERSON_STEMS:
@@ -146,6 +152,7 @@ def read_question(text: str) -> Question:
         if stem(m.group(1)) not in PERSON_STEMS and m.group(1).lower() not in _QWORDS | STOPWORDS \
                 and m.group(2).lower() not in STOPWORDS and m.group(3).lower() not in _AUX | STOPWORDS:
             specific.append(stem(m.group(2)))  # "the hotel's *phone* number": that very number, not the room's
+            phrases.setdefault(stem(m.group(2)), f"{m.group(2)} {m.group(3)}".lower())
     for i, name in enumerate(words(text)):
         if i > 0 and name[:1].isupper() and name not in ("I", "I'm") and name.lower() not in _QWORDS \
                 and not is_kind_of(stem(name), stem("language")) and name.lower() not in STOPWORDS \
@@ -154,9 +161,11 @@ def read_question(text: str) -> Question:
     heads = [h for h in dict.fromkeys(heads) if h]
     objects = [o for o in dict.fromkeys(objects) if o and o not in heads]
     about_user = not heads and bool(re.search(r"\b(?:i|me|we|us|i'm|i've)\b", text, re.I))
+    mine = not heads and bool(re.search(r"\b(?:my|our|mine)\b", text, re.I))  # "what's my job": mine, not the husband's
     personal = bool(_PERSONAL.search(text)) or bool(heads) or bool(re.search(r"\b(?:us|i|we|i'm|we're)\b", text, re.I)) \
         or (bool(re.search(r"\bthe\b", text, re.I)) and not _ADVICE.search(text))
-    advice = bool(_STRONG_ADVICE.search(text)) or (bool(_ADVICE.search(text)) and not re.search(r"\b(?:my|our)\b", text, re.I))
+    # "am I allergic to any nuts" asks about the user, not for advice: only a strong cue makes a personal question advice
+    advice = bool(_STRONG_ADVICE.search(text)) or (bool(_ADVICE.search(text)) and not personal)
     vocab = {stem(w): w for w in words(text)}
     focus: list[str] = []
     weighted: list[str] = []
@@ -177,6 +186,7 @@ def read_question(text: str) -> Question:
         for w in noun[:-1]:
             if stem(w) in stems and w.lower() not in _VAGUE_HEADS and not is_kind_of(stem(w), stem("language")):
                 specific.append(stem(w))  # "which *football* team", "which *high* school": that very thing is said
+                phrases.setdefault(stem(w), " ".join(noun).lower())
         if noun and stem(noun[-1]) in stems and stem(noun[-1]) not in heads:
             focus.append(stem(noun[-1]))
     m = re.match(r"(?i)\s*what(?:'s| is| are| was)\s+the\s+((?:[\w'-]+\s+){0,3}?[\w'-]+)\s*(?:\?|$|\b(?:for|of|at|in|on|"
@@ -187,7 +197,7 @@ def read_question(text: str) -> Question:
                     and stem(w) not in heads and stem(w) in stems:
                 weighted.append(stem(w))
     return Question(text, stems, kind, heads, list(dict.fromkeys(objects)), focus, about_user, personal, advice, vocab,
-                    weighted, specific)
+                    weighted, specific, mine, phrases)
 
 
 # ------------------------------------------------------------------------------------------ statements

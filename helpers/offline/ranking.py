@@ -13,7 +13,7 @@ import threading
 from dataclasses import dataclass
 
 from .kinds import is_kind_of, is_specific, other_member
-from .language import has_answer_type, proper_names, related, same_person, stem, synonyms
+from .language import TIME_WORDS, has_answer_type, proper_names, related, same_person, stem, synonyms
 from .person import mentions
 from .question import PERSON_STEMS, Question
 from .statements import Statement
@@ -104,6 +104,41 @@ _NEGATIVE = re.compile(r"\b(?:not|never|no|can't|cannot|won't|don't|avoid|hate|d
                        r"steer clear|stand)\b|n't\b", re.I)
 
 
+_SECRET = stem("secret")
+_OWNED = re.compile(r"(?i)\b(?:my|our|your|the user's)\s+(?:[\w-]+\s+)?([\w-]+)")
+PREDICATE_MIN = 0.45  # word similarity at which a time said ("autumn") is the time a question names ("fall")
+_GENERIC_TIME = frozenset("time day week month year date".split())
+_CLOCK_ASKED = re.compile(r"(?i)\b(?:what|which) time\b(?! of (?:year|day|the year))")
+_CLOCK = re.compile(r"(?i)\d|\b(?:noon|midday|midnight|o'clock|one|two|three|four|five|six|seven|eight|nine|ten|"
+                    r"eleven|twelve|half|quarter)\b")
+
+
+PHRASE_MIN = 0.6  # MiniLM cosine at which a noun phrase asked ("my morning brew") is said in other words ("coffee")
+
+
+def _phrase_said(phrase: str, st: Statement) -> bool:
+    """A multi-word thing asked about is named in the statement by a word or two of its own ("grew up" for "childhood")."""
+    if not phrase:
+        return False
+    toks = [w.lower() for w in re.findall(r"[A-Za-z][A-Za-z'-]*", st.text)]
+    spans = set(st.words) | {f"{a} {b}" for a, b in zip(toks, toks[1:]) if a in st.words or b in st.words}
+    return any(cosine(phrase, span) >= PHRASE_MIN for span in spans)
+
+
+def _head_said_modifier_close(phrase: str, st: Statement) -> bool:
+    """"the *wireless* password" met by "the Wi-Fi password": the head noun is said, the phrase in other words."""
+    head = stem(phrase.split()[-1]) if phrase else ""
+    return bool(head) and head in st.stems and _phrase_said(phrase, st)
+
+
+def _time_met(word: str, st: Statement) -> bool:
+    """A time the question names ("at Christmas", "this fall") is said, or a time close to it ("autumn")."""
+    low = word.lower()
+    if low not in TIME_WORDS or low in _GENERIC_TIME or stem(low) in st.stems:
+        return True
+    return any(w in TIME_WORDS and _word_similarity(low, w) >= PREDICATE_MIN for w in st.words)
+
+
 def _instance(focus: str, word: str, question: Question, st: Statement) -> bool:
     """The statement names a member of the kind asked for ("which dish" → "lasagna", "what subject" → "chemistry"):
     a word the question does not say, close enough to the kind, in a statement close to the question as a whole.
@@ -132,20 +167,34 @@ def judge(question: Question, st: Statement, alias: dict[str, set[str]]) -> tupl
         return None, "other person"  # not about the person asked about
     if question.about_user and st.about != "user" and question.kind != "person":
         return None, "not the user"  # about someone else (the user's sister), the question is about the user
+    if question.mine and st.about in PERSON_STEMS and question.kind != "person":
+        return None, "not the user"  # "what's my job": the husband's job is not the user's
     close = cosine(question.text, st.text) >= SEMANTIC_MIN  # the sentences as a whole agree
     if any(_match(o, qwords.get(o, o), st, alias, taken=taken) < 0.55
+           and not any(is_kind_of(s, k) for s in st.stems for k in synonyms(o))  # "my occupation": a dentist
+           and not _phrase_said(question.phrases.get(o, ""), st)
            and not (close and _match(o, qwords.get(o, o), st, alias, taken=taken, floor=OBJECT_MIN) >= OBJECT_MIN)
            for o in question.objects):
         return None, "other thing"  # not about the thing asked about
-    if any(other_member(q, {stem(w) for w in st.words if _word_similarity(qwords.get(q, q).lower(), w) < 0.7})
-           for q in question.stems):
+    owned = {stem(w) for w in _OWNED.findall(st.text)}  # "our *eldest*", "my *bike*": the thing the statement is about
+    if any(other_member(o, owned) for o in question.objects) or \
+            any(other_member(q, {stem(w) for w in st.words if _word_similarity(qwords.get(q, q).lower(), w) < 0.7})
+                for q in question.stems if q not in st.stems and not any(related(q, s) for s in st.stems)):
         return None, "sibling"  # asked about one thing of a kind (wine), the statement is about another (tea)
     if any(_match(f, qwords.get(f, f), st, alias, taken=taken) < 0.55
            and (is_specific(f) or not (set(proper_names(st.text)) - set(qwords.values())))
            and not _instance(f, qwords.get(f, f), question, st) for f in question.focus):
         return None, "no focus"  # "which university": the statement names none
-    if any(_match(f, qwords.get(f, f), st, alias, taken=taken) < 0.55 for f in question.specific):
+    if any(_match(f, qwords.get(f, f), st, alias, taken=taken) < 0.55
+           and not _head_said_modifier_close(question.phrases.get(f, ""), st) for f in question.specific):
         return None, "no specific"
+    if any(is_kind_of(q, _SECRET) for q in question.stems) and not any(is_kind_of(s, _SECRET) for s in st.stems):
+        return None, "other attribute"  # "the *combination* for my locker": the locker's number does not open it
+    modifiers = {stem(w) for p in question.phrases.values() for w in p.split()}  # "my *morning* brew" is no occasion
+    if question.kind != "time" and any(not _time_met(qwords.get(q, q), st) for q in question.stems if q not in modifiers):
+        return None, "other occasion"  # "where are we going at Christmas": a plan for another time is not it
+    if _CLOCK_ASKED.search(question.text) and not _CLOCK.search(st.text):
+        return None, "no clock time"  # "what time is my appointment": the day it moved to is not the time
     if not question.stems:
         return None, "empty question"
     if _PREFERENCE.search(question.text) and not _NEGATIVE.search(question.text) and _NEGATIVE.search(st.text):
@@ -155,6 +204,8 @@ def judge(question: Question, st: Statement, alias: dict[str, set[str]]) -> tupl
     matches = [_match(s, qwords.get(s, s), st, alias, strict=s in question.heads, taken=taken) for s in question.stems]
     matches = [max(m, 0.9) if s in question.focus and _instance(s, qwords.get(s, s), question, st) else m
                for s, m in zip(question.stems, matches)]  # "which dish" met by "lasagna" counts like "what music": jazz
+    matches = [max(m, 0.8) if s in question.phrases and _phrase_said(question.phrases[s], st) else m
+               for s, m in zip(question.stems, matches)]  # "my childhood" said as "grew up"
     coverage = sum(w * m for w, m in zip(weights, matches)) / sum(weights)
     similarity = cosine(question.text, st.text)
     exclude = set(question.stems) | {a for h in question.heads for a in alias.get(h, ())} \
