@@ -1,4 +1,4 @@
-"""Kinds of things and their members ("jazz" is music, "cilantro" a herb and so food). Plumbing behind 01_goldfish_stateless (you can skip this).
+"""Plumbing: kinds of things and their members for the offline reader ("jazz" is music, "cilantro" a herb and so food).
 
 A question about a kind ("what music") is answered by a member ("jazz"); a statement about another member of
 the same kind ("wine" asked, "tea" said) is about something else.

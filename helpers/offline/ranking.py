@@ -1,4 +1,4 @@
-"""Ranking statements against a question, and the decision to answer or decline. Plumbing behind 01_goldfish_stateless (you can skip this).
+"""Plumbing: the offline reader ranks statements against a question and decides to answer or decline.
 
 A statement may answer only if it is about the SAME subject the question asks about (the user, or the same
 person/relation) and names the thing asked about; then it must match well enough, by words (stems, synonyms,

@@ -1,4 +1,4 @@
-"""Statements out of a request: sentences and clauses, whose words, about whom. Plumbing behind 01_goldfish_stateless (you can skip this).
+"""Plumbing: statements out of a request for the offline reader (sentences and clauses, whose words, about whom).
 
 Every statement in the request (system prompt with its summary and memory blocks, then every user message)
 is split into sentences and clauses, pronouns resolved ("my sister Priya ... she" → "my sister Priya").
