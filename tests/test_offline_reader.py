@@ -150,8 +150,9 @@ def test_summary_keeps_statements_in_third_person_and_drops_questions(client):
     reply = client.messages.create(model=MODEL, max_tokens=200, system=prompts.SUMMARY_TASK,
                                    messages=[{"role": "user", "content": body}])
     summary = reply.content[0].text
+    # the user's statements in third person, plus what the other side recommended to the user (issue 13)
     assert summary == ("The user's sister Priya lives in Pasadena. The user's sister Priya is a nurse. "
-                       "The user is vegetarian, so no meat.")
+                       "The user is vegetarian, so no meat. The assistant recommended that the user try Sunset Boulevard.")
     assert "asked" not in summary and "tacos" not in summary
 
 
