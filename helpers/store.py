@@ -7,8 +7,10 @@ Terminal: `python -m helpers.localserver status|start|stop` (or `python -m helpe
 
 from __future__ import annotations
 
+import random
 import re
 import sys
+import time
 import warnings
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -235,15 +237,16 @@ class Store:
         _check_int("reply_to", reply_to, optional=True)
         more = _check_fields("extra", extra, _RESERVED | _LOG_FIELDS)
         cache_key = (user_id, session_id)
-        for _ in range(SEQ_ATTEMPTS):
+        for attempt in range(SEQ_ATTEMPTS):
             seq = self._max_seq(key, self._last_seq.get(cache_key)) + 1
             doc = {"user_id": user_id, "session_id": session_id, "seq": seq, "role": role, "content": content,
                    "tokens": tokens, "status": status, "reply_to": reply_to, "created_at": _now(),
                    "error": None, **more}
             try:
                 self.logs.insert_one(doc)
-            except DuplicateKeyError:
-                continue  # a concurrent writer took this seq: re-read the max and try the next one
+            except DuplicateKeyError:  # a concurrent writer took this seq: back off (jittered), re-read the max
+                time.sleep(random.uniform(0, min(0.05, 0.001 * 2 ** attempt)))  # so a starved writer gets a turn
+                continue
             if len(self._last_seq) > 10_000:
                 self._last_seq.clear()
             self._last_seq[cache_key] = seq
