@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from typing import Callable
 
-__all__ = ["int_at_least", "positive_int", "non_negative_int", "print_figures"]
+import anthropic
+
+from ..llm import offline_transport
+
+__all__ = ["int_at_least", "positive_int", "non_negative_int", "print_figures", "time_model_calls"]
 
 
 def int_at_least(minimum: int) -> Callable[[str], int]:
@@ -36,3 +41,22 @@ def print_figures(figures: dict, as_json: bool) -> None:
     width = max(map(len, figures), default=0)
     for key, value in figures.items():
         print(f"{key:>{width}}: {value}")
+
+
+def time_model_calls(client: anthropic.Anthropic, record: Callable[[float], None]) -> anthropic.Anthropic:
+    """Wrap an offline client's transport so each model request's seconds go to `record`; returns the client.
+
+    The benchmarks subtract this time to report what the memory layer itself costs per turn.
+    """
+    transport = offline_transport(client)
+    serve = transport.handle_request
+
+    def timed(request):
+        t0 = time.perf_counter()
+        try:
+            return serve(request)
+        finally:
+            record(time.perf_counter() - t0)
+
+    transport.handle_request = timed
+    return client

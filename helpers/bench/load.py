@@ -12,12 +12,11 @@ import numpy as np
 
 from ..config import Settings, load_settings
 from ..consistency import check_consistency
-from ..llm import offline_transport
 from ..memory import BoundedMemory
 from ..scripts import TRIP_PERSONA, trip_script
 from ..simulate import simulation_client
 from ..store import open_store
-from .common import positive_int, print_figures
+from .common import positive_int, print_figures, time_model_calls
 
 __all__ = ["measure_load", "run_load", "add_load"]
 
@@ -38,19 +37,10 @@ def measure_load(sessions: int = 50, turns: int = 20, workers: int = 8, budget: 
     clock = threading.local()  # model seconds spent by this thread's current turn
 
     def offline_client():
-        client = simulation_client(settings)
-        transport = offline_transport(client)
-        serve = transport.handle_request
+        def add(seconds: float) -> None:
+            clock.model_s = getattr(clock, "model_s", 0.0) + seconds
 
-        def timed(request):
-            t0 = time.perf_counter()
-            try:
-                return serve(request)
-            finally:
-                clock.model_s = getattr(clock, "model_s", 0.0) + time.perf_counter() - t0
-
-        transport.handle_request = timed
-        return client
+        return time_model_calls(simulation_client(settings), add)
 
     script = trip_script(turns)
     ids = [(f"load-user-{i}", uuid.uuid4().hex) for i in range(sessions)]

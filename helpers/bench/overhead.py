@@ -11,13 +11,12 @@ import pymongo
 from pymongo import monitoring
 
 from ..config import Settings, load_settings
-from ..llm import offline_transport
 from ..localserver import ensure_local_server
 from ..memory import BoundedMemory
 from ..scripts import TRIP_PERSONA, trip_script
 from ..simulate import simulation_client
 from ..store import Store
-from .common import positive_int, print_figures
+from .common import positive_int, print_figures, time_model_calls
 
 __all__ = ["measure_overhead", "run_overhead", "add_overhead"]
 
@@ -46,20 +45,13 @@ def measure_overhead(turns: int = 100, budget: int = 300, settings: Settings | N
     db_name = f"bench_overhead_{uuid.uuid4().hex[:8]}"
     store = Store(client=mongo, db=mongo[db_name], kind="local", uri=uri, data_dir=settings.data_dir)
     store.ensure_indexes()
-    client = simulation_client(settings)
-    transport = offline_transport(client)
     model_time = {"s": 0.0, "calls": 0}
-    serve = transport.handle_request
 
-    def timed(request):
-        t0 = time.perf_counter()
-        try:
-            return serve(request)
-        finally:
-            model_time["s"] += time.perf_counter() - t0
-            model_time["calls"] += 1
+    def add(seconds: float) -> None:
+        model_time["s"] += seconds
+        model_time["calls"] += 1
 
-    transport.handle_request = timed
+    client = time_model_calls(simulation_client(settings), add)
     memory = BoundedMemory(client, settings, store=store, user_id="bench", session_id=uuid.uuid4().hex,
                            budget=budget, system=TRIP_PERSONA)
     per_turn_ms, trips, calls = [], [], []
