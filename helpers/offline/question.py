@@ -143,6 +143,10 @@ def read_question(text: str) -> Question:
             if things:  # "my passport number": the first word narrows it; the phrase may be said in other words
                 objects.append(stem(things[0]))
                 phrases[stem(things[0])] = " ".join(things)
+    for m in re.finditer(r"(?i)\b[a-z-]+'s\s+([a-z-]+)(?:\s+([a-z-]+))?", text.replace("’", "'")):
+        person = [w for w in m.groups() if w and stem(w) in PERSON_STEMS]
+        if person:
+            heads.append(stem(person[0]))  # "Marisol's *husband*": the person asked about is the husband
     for m in re.finditer(r"\b([a-z-]+)'s\b|\b(mum|mom|dad|grandma|grandpa|gran|granny|nana|grandad|granddad)\b",
                          text.replace("’", "'"), re.I):
         if stem(m.group(1) or m.group(2)) in PERSON_STEMS:
@@ -173,7 +177,7 @@ def read_question(text: str) -> Question:
                  r"([a-z']*)", text)
     if m:
         noun = []
-        for w in m.group(1).split():
+        for w in [w for w in m.group(1).split() if not w.lower().endswith("'s")]:  # "Ewan's favourite film"
             if w.lower() in STOPWORDS or w.lower() in _QWORDS:
                 break
             noun.append(w)

@@ -12,6 +12,7 @@ import re
 import threading
 from dataclasses import dataclass
 
+from . import lexicon
 from .kinds import is_kind_of, is_specific, other_member
 from .language import TIME_WORDS, has_answer_type, proper_names, related, same_person, stem, synonyms
 from .person import mentions
@@ -83,17 +84,23 @@ def _match(qs: str, qword: str, st: Statement, alias: dict[str, set[str]], stric
     if qs in st.stems or any(a in st.stems for a in alias.get(qs, ())):
         return 1.0
     if strict or qs in PERSON_STEMS:
-        return 1.0 if any(same_person(qs, s) or is_kind_of(s, qs) for s in st.stems) else 0.0
+        return 1.0 if any(same_person(qs, s) or is_kind_of(s, qs) for s in st.stems) \
+            or any(_same_person_word(qword, w) for w in st.words) else 0.0
     if any(related(qs, s) for s in st.stems):
         return 0.8
     if any(is_kind_of(s, qs) for s in st.stems):
         return 0.9  # asked "what music", said "jazz"
+    if any(lexicon.synonymous(qword, w, first=2, first_b=1) for w in st.words):
+        return 0.8  # the lexicon: "eldest" is "firstborn", "reside" is "live"
+    if any(lexicon.is_a(w, qword, first=1, depth=KIND_DEPTH) for w in st.words if stem(w) not in taken):
+        return 0.9  # the lexicon: a "greyhound" is a dog, "Mondays" are days
     if any(is_kind_of(s, k) for s in st.stems for k in synonyms(qs)):
         return 0.5  # asked what they "eat", said "sugar" (a food): counts, but never names the thing asked about
     best = max((_word_similarity(qword.lower(), w) for w in st.words if stem(w) not in taken), default=0.0)
     return best if best >= floor else 0.0
 
 
+KIND_DEPTH = 6       # a word the question says stands for its members only when it is this specific ("dog", not "place")
 SEMANTIC_MIN = 0.45  # MiniLM cosine at which a statement that passed every subject check answers in other words
 OBJECT_MIN = 0.44    # word similarity at which "my reptile" is "my tortoise" when the sentences agree (not "my postcode")
 INSTANCE_MIN = 0.36  # word similarity of a kind asked for ("which dish") and a word said for it ("lasagna")
@@ -131,12 +138,22 @@ def _head_said_modifier_close(phrase: str, st: Statement) -> bool:
     return bool(head) and head in st.stems and _phrase_said(phrase, st)
 
 
+def _same_person_word(asked: str, said: str) -> bool:
+    """The lexicon says one person word names the other ("nan" / "grandmother") or a kind of it ("daughter" / "kid")."""
+    asked, said = asked.lower(), said.lower()
+    if not (lexicon.is_a(asked, "person", first=4, general=True) and lexicon.is_a(said, "person", first=4, general=True)):
+        return False
+    return lexicon.synonymous(asked, said) or lexicon.is_a(said, asked)
+
+
 def _time_met(word: str, st: Statement) -> bool:
     """A time the question names ("at Christmas", "this fall") is said, or a time close to it ("autumn")."""
     low = word.lower()
     if low not in TIME_WORDS or low in _GENERIC_TIME or stem(low) in st.stems:
         return True
-    return any(w in TIME_WORDS and _word_similarity(low, w) >= PREDICATE_MIN for w in st.words)
+    return any(w in TIME_WORDS and (lexicon.synonymous(low, w) or (_word_similarity(low, w) >= PREDICATE_MIN
+                                                                     and not lexicon.siblings(low, w)))
+               for w in st.words)  # "autumn" is the fall; "June" is not August
 
 
 def _instance(focus: str, word: str, question: Question, st: Statement) -> bool:
@@ -144,9 +161,41 @@ def _instance(focus: str, word: str, question: Question, st: Statement) -> bool:
     a word the question does not say, close enough to the kind, in a statement close to the question as a whole.
     A kind that is itself one thing of a known kind ("which university") must be said, never stood in for."""
     new = [w for w in st.words if stem(w) not in question.stems]
-    if is_specific(focus) or not new or cosine(question.text, st.text) < INSTANCE_SENTENCE_MIN:
+    if not new:
+        return False
+    if lexicon.known(word) and any(lexicon.is_a(w, word) for w in new):
+        return True  # the lexicon knows "lasagna" is a dish, "collie" a dog
+    if is_specific(focus) or cosine(question.text, st.text) < INSTANCE_SENTENCE_MIN:
         return False
     return max(_word_similarity(word.lower(), w) for w in new) >= INSTANCE_MIN
+
+
+def _measured(word: str) -> bool:
+    """A kind of answer that is a property or a quantity ("colour", "hours", "salary"), not a thing with a name."""
+    return any(lexicon.is_a(word, kind, first=2, general=True) for kind in ("attribute", "measure", "magnitude"))
+
+
+def _opposed(question: Question, st: Statement) -> bool:
+    """The statement says the opposite of a word of the question ("our *new* puppy" / "our *old* dog")."""
+    return any(lexicon.opposite(w, said) for s, w in question.words.items() if s not in st.stems
+               for said in st.words)
+
+
+def _focus_named(f: str, word: str, question: Question, st: Statement, alias: dict[str, set[str]]) -> bool:
+    """The statement names the kind of answer asked for ("which *dish*"): the word itself, a synonym, a member
+    of the kind (the lexicon knows "lasagna" is a dish, a greyhound a dog), or a name when a name can be one.
+    A property or quantity asked for ("what colour", "what salary") needs a member or a figure, never a name."""
+    taken = frozenset(question.stems)
+    new = [w for w in st.words if stem(w) not in question.stems]
+    others = [question.words.get(s, s) for s in question.heads + question.objects if s != f]  # "our *dog*"
+    if any(lexicon.synonymous(word, w, first=2, first_b=1) or lexicon.is_a(w, word) for w in new) or \
+            any(lexicon.is_a(w, o) for w in new for o in others):  # "what breed is our dog": a greyhound
+        return True
+    if _measured(word):
+        return f in st.stems and bool(re.search(r"\d", st.text)) or bool(re.search(r"\d", st.text)) and not \
+            lexicon.is_a(word, "attribute", first=2, general=True)
+    return _match(f, word, st, alias, taken=taken) >= 0.55 or _instance(f, word, question, st) or \
+        (not is_specific(f) and bool(set(proper_names(st.text)) - set(question.words.values())))
 
 
 @dataclass
@@ -181,9 +230,7 @@ def judge(question: Question, st: Statement, alias: dict[str, set[str]]) -> tupl
             any(other_member(q, {stem(w) for w in st.words if _word_similarity(qwords.get(q, q).lower(), w) < 0.7})
                 for q in question.stems if q not in st.stems and not any(related(q, s) for s in st.stems)):
         return None, "sibling"  # asked about one thing of a kind (wine), the statement is about another (tea)
-    if any(_match(f, qwords.get(f, f), st, alias, taken=taken) < 0.55
-           and (is_specific(f) or not (set(proper_names(st.text)) - set(qwords.values())))
-           and not _instance(f, qwords.get(f, f), question, st) for f in question.focus):
+    if any(not _focus_named(f, qwords.get(f, f), question, st, alias) for f in question.focus):
         return None, "no focus"  # "which university": the statement names none
     if any(_match(f, qwords.get(f, f), st, alias, taken=taken) < 0.55
            and not _head_said_modifier_close(question.phrases.get(f, ""), st) for f in question.specific):
@@ -197,6 +244,8 @@ def judge(question: Question, st: Statement, alias: dict[str, set[str]]) -> tupl
         return None, "no clock time"  # "what time is my appointment": the day it moved to is not the time
     if not question.stems:
         return None, "empty question"
+    if _opposed(question, st):
+        return None, "opposite"  # "what breed is our new puppy": the old dog is another animal
     if _PREFERENCE.search(question.text) and not _NEGATIVE.search(question.text) and _NEGATIVE.search(st.text):
         return None, "opposite feeling"  # asked what they like; the statement says what they avoid or dislike
     important = set(question.heads) | set(question.objects) | set(question.focus) | set(question.weighted)
