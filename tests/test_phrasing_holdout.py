@@ -37,7 +37,8 @@ class Spec:
 
 SPECS = [Spec("phrasing_corpus_c.json", pairs=100, per_relation=10, absent=40, absent_per_relation=1, prefix="ho-",
               part="tuning"),
-         Spec("phrasing_holdout_2.json", pairs=110, per_relation=12, absent=45, absent_per_relation=5, prefix="h2-"),
+         Spec("phrasing_holdout_2.json", pairs=110, per_relation=12, absent=45, absent_per_relation=5, prefix="h2-",
+              part="tuning"),
          Spec("phrasing_holdout_3.json", pairs=117, per_relation=13, absent=54, absent_per_relation=6, prefix="h3-")]
 
 

@@ -9,9 +9,10 @@ request, asks the question through the real SDK client, and judges the reply:
 - invented: for an *absent* item (only a distractor statement is in the request), any reply that does not decline.
 
 `python -m helpers.bench.reader_eval [--part tuning|held_out|all] [--failures] [--json]` prints the table by relation,
-per file and per part. Tuning: tests/data/phrasing_corpus.json, phrasing_corpus_b.json and phrasing_corpus_c.json (the reader was developed
-against their failures; C was first the blind held-out file, measured once, then used for tuning). Held out:
-tests/data/phrasing_holdout_2.json, written blind and never used to tune the reader;
+per file and per part. Tuning: tests/data/phrasing_corpus.json, phrasing_corpus_b.json, phrasing_corpus_c.json and
+phrasing_holdout_2.json (the reader was developed against their failures; C and holdout 2 were each first the blind
+held-out file, measured, then used for tuning). Held out: tests/data/phrasing_holdout_3.json, written blind by a
+helper who never saw the reader, never used to tune it;
 `--part held_out` fails with a clear message while that file is missing, `--part all` reads the files that exist.
 """
 
@@ -35,8 +36,9 @@ __all__ = ["CORPUS_FILES", "CorpusMissing", "Outcome", "load_corpus", "declines"
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "tests" / "data"
 CORPUS_FILES: dict[str, list[Path]] = {
-    "tuning": [DATA_DIR / "phrasing_corpus.json", DATA_DIR / "phrasing_corpus_b.json", DATA_DIR / "phrasing_corpus_c.json"],
-    "held_out": [DATA_DIR / "phrasing_holdout_2.json"],
+    "tuning": [DATA_DIR / "phrasing_corpus.json", DATA_DIR / "phrasing_corpus_b.json", DATA_DIR / "phrasing_corpus_c.json",
+               DATA_DIR / "phrasing_holdout_2.json"],
+    "held_out": [DATA_DIR / "phrasing_holdout_3.json"],
 }
 
 
@@ -65,7 +67,7 @@ class Outcome:
     relation: str
     part: str
     present: bool
-    source: str  # the corpus file's stem (phrasing_corpus, phrasing_corpus_b, phrasing_corpus_c, phrasing_holdout_2)
+    source: str  # the corpus file's stem (phrasing_corpus, phrasing_corpus_b, phrasing_corpus_c, phrasing_holdout_2, phrasing_holdout_3)
     question: str
     reply: str
     verdict: str  # correct | wrong | false_idk | declined (absent, right) | invented (absent, wrong)
