@@ -39,7 +39,8 @@ SPECS = [Spec("phrasing_corpus_c.json", pairs=100, per_relation=10, absent=40, a
               part="tuning"),
          Spec("phrasing_holdout_2.json", pairs=110, per_relation=12, absent=45, absent_per_relation=5, prefix="h2-",
               part="tuning"),
-         Spec("phrasing_holdout_3.json", pairs=117, per_relation=13, absent=54, absent_per_relation=6, prefix="h3-")]
+         Spec("phrasing_holdout_3.json", pairs=117, per_relation=13, absent=54, absent_per_relation=6, prefix="h3-",
+              part="tuning")]
 
 
 @pytest.fixture(params=SPECS, ids=repr)
