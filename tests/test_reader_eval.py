@@ -29,7 +29,8 @@ def test_tuning_corpus_size_and_relations():
     assert {_RELATION_ALIAS.get(i["relation"], i["relation"]) for i in pairs} == RELATIONS \
         == {_RELATION_ALIAS.get(i["relation"], i["relation"]) for i in absent}
     assert len({i["id"] for i in items}) == len(items)
-    assert {i["source"] for i in items} == {"phrasing_corpus", "phrasing_corpus_b", "phrasing_corpus_c", "phrasing_holdout_2"}
+    assert {i["source"] for i in items} == {"phrasing_corpus", "phrasing_corpus_b", "phrasing_corpus_c", "phrasing_holdout_2",
+                                                "phrasing_holdout_3"}
     assert min(Counter(_RELATION_ALIAS.get(i["relation"], i["relation"]) for i in pairs).values()) >= 15
 
 

@@ -283,11 +283,13 @@ def has_answer_type(kind: str, text: str, exclude: set[str]) -> bool:
     if kind == "number":
         return any(any(ch.isdigit() for ch in w) or any(p in _NUMBER_WORDS for p in w.split("-")) for w in lower)
     if kind == "name":
-        return any(w[:1].isupper() for i, w in enumerate(toks) if i > 0 and w not in ("I", "I'm"))
+        return any(w[:1].isupper() and w.lower() not in _TIME_WORDS for i, w in enumerate(toks)
+                   if i > 0 and w not in ("I", "I'm"))  # "in March" names a month, not a person or a place
     if kind == "person":
         return any((w[:1].isupper() and i > 0 and w not in ("I", "I'm")) or lw in PERSON_NOUNS
                    for i, (w, lw) in enumerate(zip(toks, lower)))
     if kind == "place":
-        names = proper_names(text)
-        return bool(_PLACE_PREP.search(text)) or any(stem(n) not in exclude for n in names)
+        names = [n for n in proper_names(text) if n.lower() not in _TIME_WORDS]
+        return bool(_PLACE_PREP.search(re.sub(r"(?i)\b(?:in|on|at|by|from|to)\s+(?:the\s+)?(?:" + "|".join(
+            sorted(_TIME_WORDS, key=len, reverse=True)) + r")\b", "", text))) or any(stem(n) not in exclude for n in names)
     return True

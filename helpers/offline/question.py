@@ -33,6 +33,7 @@ class Question:
     weighted: list[str] = field(default_factory=list)      # words of "what's the X Y": count double, not required
     specific: list[str] = field(default_factory=list)      # "which *football* team": must be said
     mine: bool = False   # asks about something of the user's ("my job"), so not about a person of theirs
+    mine_heads: list[str] = field(default_factory=list)  # people/pets asked about as the user's own ("*my* dog")
     phrases: dict[str, str] = field(default_factory=dict)  # object stem → its noun phrase ("brew" → "morning brew")
 
 
@@ -122,6 +123,7 @@ def read_question(text: str) -> Question:
     drop = {stem(w) for w in _DROP_FOR[kind]} | {stem(w) for w in _QWORDS}
     stems = [s for s in content_stems(text) if s not in drop]
     heads: list[str] = []
+    mine_heads: list[str] = []
     objects: list[str] = []
     phrases: dict[str, str] = {}
     for m in re.finditer(r"\b(?:my|our)\s+((?:[\w'-]+\s*){1,3})", text.replace("’", "'"), re.I):
@@ -138,6 +140,7 @@ def read_question(text: str) -> Question:
                   and (i == len(phrase) - 1 or w.endswith("'s") or stem(w) not in ROLE_STEMS)]
         if people:
             heads.append(people[0])
+            mine_heads.append(people[0])
         else:
             things = [w for w in phrase if stem(w) not in PERSON_STEMS]
             if things:  # "my passport number": the first word narrows it; the phrase may be said in other words
@@ -201,7 +204,7 @@ def read_question(text: str) -> Question:
                     and stem(w) not in heads and stem(w) in stems:
                 weighted.append(stem(w))
     return Question(text, stems, kind, heads, list(dict.fromkeys(objects)), focus, about_user, personal, advice, vocab,
-                    weighted, specific, mine, phrases)
+                    weighted, specific, mine, list(dict.fromkeys(mine_heads)), phrases)
 
 
 # ------------------------------------------------------------------------------------------ statements

@@ -181,6 +181,43 @@ def _opposed(question: Question, st: Statement) -> bool:
                for said in st.words)
 
 
+_UNSURE = re.compile(r"(?i)\b(?:can't|cannot|don't|do not|doesn't) (?:remember|recall|know)|\bnot sure\b|\bno idea\b|"
+                     r"\bhaven't (?:decided|picked|chosen|heard)|\bundecided\b|\bwhether\b|\bsometime\b")
+_NOWADAYS = re.compile(r"(?i)\b(?:nowadays|these days|currently|at the moment|any more|anymore)\b")
+_NO_LONGER = re.compile(r"(?i)\b(?:used to|formerly|previously|no longer|not any ?more|gave up|quit)\b")
+_LATER = re.compile(r"(?i)\b(?:next|upcoming|going to|will|'ll|planning|plan to)\b")
+_PAST_EVENT = re.compile(r"(?i)\b(?:went|last (?:year|month|week|summer|winter|spring|autumn|time)|ago)\b")
+_FIGURE_KINDS = ("number", "code", "identification", "payment", "amount", "sum", "figure", "reference")
+
+
+def _figure_asked(question: Question) -> bool:
+    """The thing asked for is a figure or a code ("what salary", "which digits", "the booking reference")."""
+    asked = list(question.focus) + list(question.weighted)
+    return any(lexicon.is_a(question.words.get(s, s), kind, first=1, general=True) or
+               question.words.get(s, s).lower() in _FIGURE_KINDS for s in asked for kind in _FIGURE_KINDS)
+
+
+def _figure_said(question: Question, st: Statement) -> bool:
+    """The statement holds a figure or a code the question does not: "£42,000", "0088", "BA274", "5C"."""
+    mine = set(re.findall(r"[\w£$€.,:/-]+", question.text))
+    return any(t not in mine and (any(ch.isdigit() for ch in t) or (len(t) > 1 and t.isupper() and t != "I"))
+               for t in re.findall(r"[\w£$€.,:/-]+", st.text))
+
+
+_OTHER_OWNER = re.compile(r"(?i)\b(?:his|her|their|its)\b|\b(?!my\b|our\b)[a-z]+(?:'s|s')\s|"
+                          r"\b(?!I\b|we\b)[a-z]+\s+(?:has|have|owns?)\b")
+
+
+def _owned_by_user(head: str, question: Question, st: Statement, alias: dict[str, set[str]]) -> bool:
+    """"my dog": the statement's dog is not someone else's ("our neighbours have a dog", "his dog", "Sam's dog")."""
+    toks = re.findall(r"[\w'’]+", st.text)
+    at = [i for i, t in enumerate(toks) if stem(t) == head]
+    if not at:
+        return True  # named another way (an alias, a synonym): the other checks decide
+    before = " ".join(toks[max(0, at[0] - 5):at[0]])
+    return not _OTHER_OWNER.search(before) or bool(re.search(r"(?i)\b(?:my|our)\s+\S*\s*$", before))
+
+
 def _focus_named(f: str, word: str, question: Question, st: Statement, alias: dict[str, set[str]]) -> bool:
     """The statement names the kind of answer asked for ("which *dish*"): the word itself, a synonym, a member
     of the kind (the lexicon knows "lasagna" is a dish, a greyhound a dog), or a name when a name can be one.
@@ -246,6 +283,15 @@ def judge(question: Question, st: Statement, alias: dict[str, set[str]]) -> tupl
         return None, "empty question"
     if _opposed(question, st):
         return None, "opposite"  # "what breed is our new puppy": the old dog is another animal
+    if _UNSURE.search(st.text):
+        return None, "unsure"  # "a hair appointment next week, can't remember which day": it does not know either
+    if (_NOWADAYS.search(question.text) and _NO_LONGER.search(st.text)) or \
+            (_LATER.search(question.text) and _PAST_EVENT.search(st.text) and not _LATER.search(st.text)):
+        return None, "another time"  # "my favourite sport nowadays" / "I used to love skiing"; "next" / "last year"
+    if _figure_asked(question) and not _figure_said(question, st):
+        return None, "no figure"  # "the booking reference", "what salary": a figure or a code, not a name
+    if any(not _owned_by_user(h, question, st, alias) for h in question.mine_heads):
+        return None, "someone else's"  # "what's my dog called": the neighbours' dog is not it
     if _PREFERENCE.search(question.text) and not _NEGATIVE.search(question.text) and _NEGATIVE.search(st.text):
         return None, "opposite feeling"  # asked what they like; the statement says what they avoid or dislike
     important = set(question.heads) | set(question.objects) | set(question.focus) | set(question.weighted)
@@ -265,8 +311,12 @@ def judge(question: Question, st: Statement, alias: dict[str, set[str]]) -> tupl
     if not set(st.stems) - set(question.stems) - {"not"}:
         return None, "nothing new"  # says nothing the question does not already say
     missed = sum(m == 0.0 for m in matches)
+    # the best match among words other than the person asked about: "what does she do for *work*" needs work said
+    said_more = max((m for s, m in zip(question.stems, matches) if s not in question.heads), default=0.0)
     if (coverage >= 0.5 and (missed == 0 or similarity >= 0.35)) or (similarity >= 0.45 and coverage >= 0.3) \
-            or similarity >= SEMANTIC_MIN:  # a paraphrase in other words ("come into the world" / "born")
+            or similarity >= SEMANTIC_MIN or (coverage >= 0.3 and similarity >= 0.2 and said_more >= 0.5):
+        # a paraphrase in other words ("come into the world" / "born"); once every check above has passed, a
+        # statement that covers a third of the question and is near it in meaning answers (tuning parts A-E)
         return Scored(st, coverage, similarity, coverage + similarity), "ok"
     return None, f"weak match (coverage {coverage:.2f}, similarity {similarity:.2f})"
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from . import lexicon
 from .language import STOPWORDS, TIME_WORDS, content_stems, sentences, stem, words
 from .person import first_person, resolve_pronouns, strip_discourse
 from .question import PERSON_STEMS, is_question, split_clauses
@@ -37,8 +38,9 @@ def _about(text: str, person: str) -> str:
         phrase = m.group(1).replace(",", " ").split()
         for i, w in enumerate(phrase):
             nxt = phrase[i + 1] if i + 1 < len(phrase) else ""
-            if stem(w) in PERSON_STEMS and (not nxt or w.endswith("'s") or nxt[:1].isupper()
-                                             or nxt.lower() in STOPWORDS or nxt.lower().endswith("s")):
+            if stem(w) in PERSON_STEMS and (not nxt or w.endswith(("'s", "s'")) or nxt[:1].isupper()
+                                             or nxt.lower() in STOPWORDS or nxt.lower().endswith("s")
+                                             or (_verb(nxt) and not re.search(r"\b(?:I|we)\b", lead[m.end():]))):
                 return stem(w)
     m = re.match(r"([A-Z][a-z]+)\b(\s+are\b)?", lead)
     if m and m.group(1).lower() not in TIME_WORDS and m.group(1).lower() not in STOPWORDS | _NOBODY \
@@ -46,6 +48,12 @@ def _about(text: str, person: str) -> str:
             and m.group(1) not in ("I", "The", "My", "Our", "We", "You", "Your", "It", "This", "That", "There"):
         return stem(m.group(1))  # "Priya lives in Pasadena"; not "Tea over coffee for me", "Sunflowers are my ..."
     return "user"
+
+
+def _verb(word: str) -> bool:
+    """A word the lexicon does not know as a noun, or knows first as a verb: "my husband *grew* up"."""
+    found = lexicon.senses(word)
+    return not found or not lexicon.senses(word, "n") or found[0][0] == "v"
 
 
 _NOBODY = frozenset("nothing everything something anything nobody everyone someone anyone".split())
