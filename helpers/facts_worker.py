@@ -188,5 +188,6 @@ def measure_extraction_latency(facts: Rememberer, exchanges: list[tuple[str, str
         facts.index.delete_user(worker_user)
     return {"turns": len(exchanges), "sync_ms": latency_summary(sync_ms),
             "worker_submit_ms": latency_summary(submit_ms),
-            "worker_drain_ms": round(drain_ms, 1), "worker_errors": worker.error_count, "stored": stored,
+            "worker_drain_ms": round(drain_ms, 1), "worker_done": worker.done, "worker_errors": worker.error_count,
+            "stored": stored,
             "sync_samples": [round(x, 3) for x in sync_ms], "worker_samples": [round(x, 3) for x in submit_ms]}
