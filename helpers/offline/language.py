@@ -272,6 +272,9 @@ def proper_names(text: str) -> list[str]:
     return out
 
 
+PERSON_STEMS_LOWER = frozenset(stem(p) for p in PERSON_NOUNS)
+
+
 def has_answer_type(kind: str, text: str, exclude: set[str]) -> bool:
     """Whether `text` holds a word of the kind a question asks for, other than words in `exclude` (stems)."""
     toks = [w for w in words(text) if stem(w) not in exclude]
@@ -283,8 +286,10 @@ def has_answer_type(kind: str, text: str, exclude: set[str]) -> bool:
     if kind == "number":
         return any(any(ch.isdigit() for ch in w) or any(p in _NUMBER_WORDS for p in w.split("-")) for w in lower)
     if kind == "name":
-        return any(w[:1].isupper() and w.lower() not in _TIME_WORDS for i, w in enumerate(toks)
-                   if i > 0 and w not in ("I", "I'm"))  # "in March" names a month, not a person or a place
+        places = {m.group(1) for m in re.finditer(r"\b(?:in|at|from|to|near)\s+([A-Z][\w'-]*)", text)}
+        return any(w[:1].isupper() and w.lower() not in _TIME_WORDS and w not in places
+                   and stem(w) not in PERSON_STEMS_LOWER for i, w in enumerate(toks)
+                   if i > 0 and w not in ("I", "I'm"))  # "in March", "in Kraków", "Dad's" name nobody asked for
     if kind == "person":
         return any((w[:1].isupper() and i > 0 and w not in ("I", "I'm")) or lw in PERSON_NOUNS
                    for i, (w, lw) in enumerate(zip(toks, lower)))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from . import lexicon
 from .kinds import is_kind_of
 from .language import PERSON_NOUNS, STOPWORDS, TIME_WORDS, content_stems, stem, words
 
@@ -160,7 +161,11 @@ def read_question(text: str) -> Question:
                 and m.group(2).lower() not in STOPWORDS and m.group(3).lower() not in _AUX | STOPWORDS:
             specific.append(stem(m.group(2)))  # "the hotel's *phone* number": that very number, not the room's
             phrases.setdefault(stem(m.group(2)), f"{m.group(2)} {m.group(3)}".lower())
-    for i, name in enumerate(words(text)):
+    toks = words(text)
+    for i, name in enumerate(toks):
+        neighbours = [t for t in toks[max(0, i - 1):i + 2] if t != name and t[:1].isupper() and lexicon.known(t)]
+        if name.isupper() and len(name) > 1 or (lexicon.known(name) and neighbours and i > 0):
+            continue  # "my library card ID", "my National Insurance number": a term, not a person asked about
         if i > 0 and name[:1].isupper() and name not in ("I", "I'm") and name.lower() not in _QWORDS \
                 and not is_kind_of(stem(name), stem("language")) and name.lower() not in STOPWORDS \
                 and name.lower() not in TIME_WORDS:

@@ -44,7 +44,8 @@ def _about(text: str, person: str) -> str:
                 return stem(w)
     m = re.match(r"([A-Z][a-z]+)\b(\s+are\b)?", lead)
     if m and m.group(1).lower() not in TIME_WORDS and m.group(1).lower() not in STOPWORDS | _NOBODY \
-            and not re.search(r"\b(?:I|I'm|I've|me|we|we're|us)\b", lead) and not m.group(2) \
+            and not re.search(r"\b(?:I|I'm|I've|me|we|we're|us|my|our)\b", lead) and not m.group(2) \
+            and not (lexicon.known(m.group(1)) and not lexicon.is_a(m.group(1), "person", first=1, general=True)) \
             and m.group(1) not in ("I", "The", "My", "Our", "We", "You", "Your", "It", "This", "That", "There"):
         return stem(m.group(1))  # "Priya lives in Pasadena"; not "Tea over coffee for me", "Sunflowers are my ..."
     return "user"
