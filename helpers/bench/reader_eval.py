@@ -37,8 +37,9 @@ __all__ = ["CORPUS_FILES", "CorpusMissing", "Outcome", "load_corpus", "declines"
 DATA_DIR = Path(__file__).resolve().parents[2] / "tests" / "data"
 CORPUS_FILES: dict[str, list[Path]] = {
     "tuning": [DATA_DIR / "phrasing_corpus.json", DATA_DIR / "phrasing_corpus_b.json", DATA_DIR / "phrasing_corpus_c.json",
-               DATA_DIR / "phrasing_holdout_2.json", DATA_DIR / "phrasing_holdout_3.json"],
-    "held_out": [DATA_DIR / "phrasing_holdout_4.json"],
+               DATA_DIR / "phrasing_holdout_2.json", DATA_DIR / "phrasing_holdout_3.json",
+               DATA_DIR / "phrasing_holdout_4.json"],
+    "held_out": [DATA_DIR / "phrasing_holdout_5.json"],
 }
 
 
