@@ -36,6 +36,7 @@ Read these, in the order the notebooks teach them (each module's first docstring
 Plumbing you can skip (first docstring line "Plumbing:"):
 
     offline/, offline_model.py  the deterministic offline model behind the real SDK
+                                (offline/lexicon.py: WordNet 3.0 for its reader, built by offline/wordnet_build.py)
     store.py                    sessions, logs and memories collections
     localserver.py, processes.py  start, lock and stop the local database server
     redact.py, settle.py, consistency.py, cli_checks.py

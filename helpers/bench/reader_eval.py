@@ -10,9 +10,9 @@ request, asks the question through the real SDK client, and judges the reply:
 
 `python -m helpers.bench.reader_eval [--part tuning|held_out|all] [--failures] [--json]` prints the table by relation,
 per file and per part. Tuning: tests/data/phrasing_corpus.json, phrasing_corpus_b.json, phrasing_corpus_c.json and
-phrasing_holdout_2.json (the reader was developed against their failures; C and holdout 2 were each first the blind
-held-out file, measured, then used for tuning). Held out: tests/data/phrasing_holdout_3.json, written blind by a
-helper who never saw the reader, never used to tune it;
+phrasing_holdout_2/3/4.json (the reader was developed against their failures; C and holdouts 2-4 were each first the
+blind held-out file, measured once, then used for tuning). Held out: tests/data/phrasing_holdout_5.json, written
+blind by a helper who never saw the reader, never used to tune it;
 `--part held_out` fails with a clear message while that file is missing, `--part all` reads the files that exist.
 """
 
@@ -68,7 +68,7 @@ class Outcome:
     relation: str
     part: str
     present: bool
-    source: str  # the corpus file's stem (phrasing_corpus, phrasing_corpus_b, phrasing_corpus_c, phrasing_holdout_2, phrasing_holdout_3)
+    source: str  # the corpus file's stem (phrasing_corpus, phrasing_corpus_b, phrasing_corpus_c, phrasing_holdout_2 ... _5)
     question: str
     reply: str
     verdict: str  # correct | wrong | false_idk | declined (absent, right) | invented (absent, wrong)
