@@ -1,4 +1,6 @@
-"""helpers.offline.lexicon (WordNet 3.0 for the offline reader) and its builder, helpers.offline.wordnet_build."""
+"""helpers.offline.lexicon (WordNet 3.0 for the offline reader) and its builder, helpers.offline.wordnet_build.
+
+How the reader uses it on whole sentences is in tests/test_reader_checks.py."""
 
 import gzip
 import json
@@ -6,7 +8,6 @@ import json
 import pytest
 
 from helpers.offline import lexicon, wordnet_build
-from helpers.offline.reader import answer, read_question, render_second, statements_of
 
 
 @pytest.mark.parametrize("a, b", [("nan", "grandmother"), ("kids", "children"), ("autumn", "fall"),
@@ -80,17 +81,3 @@ def test_builder_reads_wordnet_files_and_is_reproducible(tmp_path):
     wordnet_build.main([str(tmp_path), "--out", str(a)])
     wordnet_build.main([str(tmp_path), "--out", str(b)])
     assert a.read_bytes() == b.read_bytes()
-
-
-def _reply(said: str, asked: str) -> str | None:
-    st = answer(read_question(asked), statements_of("", [("user", said), ("user", asked)], include_last=False))
-    return render_second(st) if st else None
-
-
-def test_the_reader_uses_the_lexicon_for_people_kinds_and_opposites():
-    assert "Dorothy" in _reply("My nan is called Dorothy.", "What's my grandmother's name?")
-    assert "beagle" in _reply("Our dog Biscuit is a beagle.", "What breed is our dog?")
-    # near misses decline: another person, another animal (new / old), another month
-    assert _reply("My cousin Lena is an architect in Oslo.", "What does Lena's husband do for a living?") is None
-    assert _reply("Our old cat, a tabby called Miso, died in the spring.", "What breed is our new kitten?") is None
-    assert _reply("We're going to Lisbon in May.", "Where are we going in October?") is None

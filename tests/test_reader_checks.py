@@ -37,3 +37,12 @@ def test_a_close_statement_that_does_not_answer_declines(said, asked):
 def test_the_statement_that_answers_still_answers(said, asked, expected):
     reply = _reply(said, asked)
     assert reply is not None and expected in reply, reply
+
+
+def test_the_reader_uses_the_lexicon_for_people_kinds_and_opposites():
+    assert "Dorothy" in _reply("My nan is called Dorothy.", "What's my grandmother's name?")
+    assert "beagle" in _reply("Our dog Biscuit is a beagle.", "What breed is our dog?")
+    # near misses decline: another person, another animal (new / old), another month
+    assert _reply("My cousin Lena is an architect in Oslo.", "What does Lena's husband do for a living?") is None
+    assert _reply("Our old cat, a tabby called Miso, died in the spring.", "What breed is our new kitten?") is None
+    assert _reply("We're going to Lisbon in May.", "Where are we going in October?") is None

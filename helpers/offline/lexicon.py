@@ -35,8 +35,7 @@ def _lexicon() -> dict:
         lex = json.load(fh)
     by_stem: dict[str, list[str]] = {}
     for lemma, ids in lex["lemmas"].items():
-        for sid in ids:
-            by_stem.setdefault(stem(lemma), []).append(sid)
+        by_stem.setdefault(stem(lemma), []).extend(ids)
     lex["by_stem"] = {k: list(dict.fromkeys(v)) for k, v in by_stem.items()}
     return lex
 
@@ -93,6 +92,7 @@ def _depth(sid: str) -> int:
     return depth
 
 
+@functools.lru_cache(maxsize=200000)
 def synonymous(a: str, b: str, first: int = 4, first_b: int | None = None) -> bool:
     """One of the first senses of `a` is one of the first senses of `b` (the words name the same concept)."""
     if a.lower() == b.lower():
@@ -100,6 +100,7 @@ def synonymous(a: str, b: str, first: int = 4, first_b: int | None = None) -> bo
     return bool(set(senses(a)[:first]) & set(senses(b)[:first if first_b is None else first_b]))
 
 
+@functools.lru_cache(maxsize=200000)
 def is_a(member: str, kind: str, first: int = 2, general: bool = False, depth: int = GENERAL_DEPTH) -> bool:
     """A sense of `member` (among its first) is, a few steps up, a sense of `kind` that is not too general
     (`general=True`: any sense of `kind`, "attribute" and "measure" included)."""
@@ -109,6 +110,7 @@ def is_a(member: str, kind: str, first: int = 2, general: bool = False, depth: i
     return any(anc in kinds and steps > 0 for s in senses(member)[:first] for anc, steps in _ancestors(s).items())
 
 
+@functools.lru_cache(maxsize=200000)
 def siblings(a: str, b: str) -> bool:
     """Different concepts of one close kind: the most frequent noun sense of each meets the other within
     SIBLING_STEPS steps up, at a kind that is not too general, and neither is a kind of the other."""
@@ -122,6 +124,7 @@ def siblings(a: str, b: str) -> bool:
     return any(_depth(k) >= GENERAL_DEPTH for k in set(up_a) & set(up_b))
 
 
+@functools.lru_cache(maxsize=200000)
 def opposite(a: str, b: str) -> bool:
     """WordNet lists the words as antonyms ("new" / "old", "early" / "late")."""
     ants = _lexicon()["antonyms"]
@@ -130,6 +133,7 @@ def opposite(a: str, b: str) -> bool:
         any(x in ants.get(y, ()) for y in _forms(la) for x in _forms(lb))
 
 
+@functools.lru_cache(maxsize=200000)
 def _forms(word: str) -> set[str]:
     """The lemmas a reader's stem or an inflected word stands for."""
     lex = _lexicon()

@@ -7,11 +7,10 @@ from dataclasses import dataclass, field
 
 from . import lexicon
 from .kinds import is_kind_of
-from .language import PERSON_NOUNS, STOPWORDS, TIME_WORDS, content_stems, stem, words
+from .language import PERSON_STEMS, STOPWORDS, TIME_WORDS, content_stems, stem, words
 
 __all__ = ["Question", "read_question", "is_question", "split_clauses", "question_parts", "PERSON_STEMS", "ROLE_STEMS"]
 
-PERSON_STEMS = frozenset(stem(p) for p in PERSON_NOUNS)
 # people by their role: "my dentist appointment" is about an appointment, "my sister's car" about the sister's car
 ROLE_STEMS = frozenset(stem(p) for p in "dentist doctor therapist coach teacher mentor landlord assistant boss manager "
                         "colleague coworker team family".split())

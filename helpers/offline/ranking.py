@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 from . import lexicon
 from .kinds import is_kind_of, is_specific, other_member
-from .language import TIME_WORDS, has_answer_type, proper_names, related, same_person, stem, synonyms
+from .language import PERSON_STEMS, TIME_WORDS, has_answer_type, proper_names, related, same_person, stem, synonyms
 from .person import mentions
-from .question import PERSON_STEMS, Question
+from .question import Question
 from .statements import Statement
 
 __all__ = ["cosine", "rank", "judge", "Scored", "SEMANTIC_MIN"]
@@ -220,7 +220,7 @@ _OTHER_OWNER = re.compile(r"(?i)\b(?:his|her|their|its)\b|\b(?!my\b|our\b)[a-z]+
                           r"\b(?!I\b|we\b)[a-z]+\s+(?:has|have|owns?)\b")
 
 
-def _owned_by_user(head: str, question: Question, st: Statement, alias: dict[str, set[str]]) -> bool:
+def _owned_by_user(head: str, st: Statement) -> bool:
     """"my dog": the statement's dog is not someone else's ("our neighbours have a dog", "his dog", "Sam's dog")."""
     toks = re.findall(r"[\w'’]+", st.text)
     at = [i for i, t in enumerate(toks) if stem(t) == head]
@@ -240,9 +240,9 @@ def _focus_named(f: str, word: str, question: Question, st: Statement, alias: di
     if any(lexicon.synonymous(word, w, first=2, first_b=1) or lexicon.is_a(w, word) for w in new) or \
             any(lexicon.is_a(w, o) for w in new for o in others):  # "what breed is our dog": a greyhound
         return True
-    if _measured(word):
-        return f in st.stems and bool(re.search(r"\d", st.text)) or bool(re.search(r"\d", st.text)) and not \
-            lexicon.is_a(word, "attribute", first=2, general=True)
+    if _measured(word):  # a figure; for an attribute ("size") only where the statement names it too
+        return bool(re.search(r"\d", st.text)) and \
+            (f in st.stems or not lexicon.is_a(word, "attribute", first=2, general=True))
     return _match(f, word, st, alias, taken=taken) >= 0.55 or _instance(f, word, question, st) or \
         (not is_specific(f) and bool(set(proper_names(st.text)) - set(question.words.values())))
 
@@ -309,7 +309,7 @@ def judge(question: Question, st: Statement, alias: dict[str, set[str]]) -> tupl
         return None, "another time"  # "my favourite sport nowadays" / "I used to love skiing"; "next" / "last year"
     if _figure_asked(question) and not _figure_said(question, st):
         return None, "no figure"  # "the booking reference", "what salary": a figure or a code, not a name
-    if any(not _owned_by_user(h, question, st, alias) for h in question.mine_heads):
+    if any(not _owned_by_user(h, st) for h in question.mine_heads):
         return None, "someone else's"  # "what's my dog called": the neighbours' dog is not it
     if _PREFERENCE.search(question.text) and not _NEGATIVE.search(question.text) and _NEGATIVE.search(st.text):
         return None, "opposite feeling"  # asked what they like; the statement says what they avoid or dislike

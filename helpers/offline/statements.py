@@ -10,9 +10,9 @@ import re
 from dataclasses import dataclass, field
 
 from . import lexicon
-from .language import STOPWORDS, TIME_WORDS, content_stems, sentences, stem, words
+from .language import PERSON_STEMS, STOPWORDS, TIME_WORDS, content_stems, sentences, stem, words
 from .person import first_person, resolve_pronouns, strip_discourse
-from .question import PERSON_STEMS, is_question, split_clauses
+from .question import is_question, split_clauses
 
 __all__ = ["Statement", "statements_of"]
 
