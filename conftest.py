@@ -16,7 +16,7 @@ _STOP_SERVER = "_gte_stop_server_in"
 
 def pytest_configure(config: pytest.Config) -> None:
     """Point GTE_DATA_DIR at a temp dir (unless set), go offline unless GTE_LIVE_TESTS=1, plot headless."""
-    from helpers.localserver import local_server_status
+    from helpers.db.server import local_server_status
 
     saved = {name: os.environ.get(name) for name in ("GTE_DATA_DIR", "ANTHROPIC_API_KEY", "MPLBACKEND", "EMBEDDER")}
     setattr(config, _SAVED_ENV, saved)
@@ -40,7 +40,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     """Stop the local server this run started, remove the temp data dir, restore the environment."""
     data_dir = getattr(config, _STOP_SERVER, None)
     if data_dir:
-        from helpers.localserver import stop_local_server
+        from helpers.db.server import stop_local_server
 
         stop_local_server(data_dir)
     owned = getattr(config, _OWNED_DIR, None)
@@ -65,7 +65,7 @@ def settings():
 def local_store_session():
     """A Store on the real local SecantusDB server of this test session (ignores MONGODB_URI)."""
     from helpers.config import load_settings
-    from helpers.store import open_store
+    from helpers.db.store import open_store
 
     store = open_store(load_settings().with_(mongodb_uri=None), fallback=False)
     yield store
@@ -83,6 +83,6 @@ def local_store(local_store_session):
 @pytest.fixture
 def mock_store():
     """A fresh in-memory mongomock Store (no server, nothing persists)."""
-    from helpers.store import mongomock_store
+    from helpers.db.store import mongomock_store
 
     return mongomock_store(db_name=f"test_{uuid.uuid4().hex[:12]}")

@@ -73,9 +73,9 @@ def ensure_browser() -> None:
 
 
 def _store(command: str) -> int:
-    """`python -m helpers.localserver status|stop` in the venv (exit code; output hidden for status)."""
+    """`python -m helpers.db.server status|stop` in the venv (exit code; output hidden for status)."""
     quiet = {"stdout": subprocess.DEVNULL} if command == "status" else {}
-    return subprocess.run([str(PY), "-m", "helpers.localserver", command], cwd=ROOT, **quiet).returncode
+    return subprocess.run([str(PY), "-m", "helpers.db.server", command], cwd=ROOT, **quiet).returncode
 
 
 def lab() -> None:

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .redact import redact_uri
+from helpers.db.redact import redact_uri
 
 __all__ = ["Settings", "load_settings", "describe", "project_root", "ConfigError"]
 

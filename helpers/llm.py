@@ -7,8 +7,8 @@ import os
 import anthropic
 import httpx2
 
-from .config import Settings, load_settings
-from .offline_model import FaultPlan, OfflineModel, OfflineTransport
+from helpers.config import Settings, load_settings
+from helpers.offline import FaultPlan, OfflineModel, OfflineTransport
 
 __all__ = ["get_client", "is_offline", "offline_transport", "mode_line"]
 

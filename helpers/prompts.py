@@ -28,7 +28,7 @@ PLAIN_PERSONA = "You are a helpful assistant. Keep answers short."
 
 # Marker phrases: the first sentence of each helper task prompt. The offline model recognises a task
 # by the phrase at the start of the system prompt, so adding a task means adding one prompt here and
-# one handler in helpers.offline_model.
+# one handler in helpers.offline.
 SUMMARY_TASK = (
     "You maintain the rolling summary of a conversation between a user and an assistant. "
     "Merge the existing summary with the new turns into one updated summary. "
@@ -61,7 +61,7 @@ RECONCILE_TASK = (
 )
 
 # Tools that carry the structured answers of the two tasks above (forced with tool_choice; the helpers
-# validate the input against input_schema, see helpers.structured).
+# validate the input against input_schema, see helpers.memory.structured).
 EXTRACTION_TOOL = {
     "name": "record_facts",
     "description": "Record the durable facts about the user found in the exchange.",

@@ -65,10 +65,12 @@ def text_tokens(client: anthropic.Anthropic, model: str, text: str) -> int:
 
 
 def local_tokens(text: str) -> int:
-    """Tokens of `text` by the local BPE tokenizer: only what the offline model counts with, never the live API's."""
-    from .offline_model import count_text_tokens  # the offline model's tokenizer, loaded only when asked for
+    """Tokens of `text` by the local BPE (the Claude-2 vocabulary in `anthropic-tokenizer`): an offline count.
 
-    return count_text_tokens(text)
+    The offline model counts with it; it is close to, but not, what a live Claude model counts."""
+    import anthropic_tokenizer  # loaded only when asked for
+
+    return anthropic_tokenizer.count_tokens(text) if text else 0
 
 
 def chars_over_four(text: str) -> int:

@@ -28,7 +28,7 @@ NOTEBOOKS = ROOT / "notebooks"
 MAX_LINES = 400
 NOTEBOOK = r"\d\d_[A-Za-z0-9_]+?(?:\.ipynb)?"
 # "Taught in 04_x, section 'S'." / "Taught in 01_a and 02_b, "S"." / "Plumbing for 05_x, section 'S'."
-TAUGHT = re.compile(rf"(?:Taught in|Plumbing for) (?P<notebooks>{NOTEBOOK}(?: and {NOTEBOOK})*),? (?:section )?"
+TAUGHT = re.compile(rf"(?P<kind>Taught in|Plumbing for|Tools for) (?P<notebooks>{NOTEBOOK}(?: and {NOTEBOOK})*),? (?:section )?"
                     r"(?P<q>['\"])(?P<section>.+?)(?P=q)\.?(?:\"\"\")?\s*$")
 LINK = re.compile(r"\]\((\.\./helpers/[^)#\s]*)")
 
@@ -237,13 +237,15 @@ def _documented() -> list[Path]:
 def test_docstring_names_its_notebook_section_or_plumbing(path: Path) -> None:
     first = _first_doc_line(path)
     m = TAUGHT.search(first)
-    if m is None and "Plumbing:" in first:
+    if m is None and ("Plumbing:" in first or first.startswith("Tools:")):
         return
     assert m, (f"{_rel(path)}: the first docstring line must say \"Taught in NN_notebook, section '…'.\" or be "
                f"marked \"Plumbing:\"; it is {first!r}")
     rel = path.relative_to(HELPERS)
     accepted = {f"../helpers/{rel.as_posix()}"} | {f"../helpers/{Path(*rel.parts[:i]).as_posix()}/"
                                                    for i in range(1, len(rel.parts))}
+    if path.name == "__init__.py":  # a package is linked by any link into its folder
+        accepted |= {link for _, link in _links() if link.startswith(f"../helpers/{rel.parent.as_posix()}/")}
     for name in m["notebooks"].split(" and "):
         notebook = NOTEBOOKS / (name if name.endswith(".ipynb") else f"{name}.ipynb")
         assert notebook.exists(), f"{_rel(path)} names {notebook.name}, which does not exist"
@@ -270,5 +272,71 @@ def test_the_docstring_pattern(line: str, notebooks: str | None, section: str | 
 
 def test_the_package_map_is_the_init_docstring() -> None:
     doc = ast.get_docstring(_tree(HELPERS / "__init__.py")) or ""
-    for heading in ("Read these", "Plumbing you can skip", "Tools"):
+    for heading in ("THE TAUGHT CORE", "PLUMBING you can skip", "TOOLS"):
         assert heading in doc, f"helpers/__init__.py's docstring (the map) has no {heading!r} part"
+
+
+# --- (f) wings: the folders say what the map and the docstrings say --------------------------------------------
+
+TOP_LEVEL_LIMIT = 8
+# folder -> its wing; the top level holds the basics of 01-03 (and `chat.py`, the terminal chat's short entry point)
+WINGS = {"": "taught", "memory": "taught", "retrieval": "taught", "sim": "taught",
+         "db": "plumbing", "offline": "plumbing", "tools": "tool", "bench": "tool"}
+# what a first docstring line may start its claim with, per wing ("Plumbing for" is a part of a wing you may skip)
+KINDS_BY_WING = {"taught": ("Taught in", "Plumbing for"), "plumbing": ("Plumbing:", "Plumbing for"),
+                 "tool": ("Tools:", "Tools for", "Plumbing:", "Plumbing for")}
+MAP_HEADINGS = {"taught": "THE TAUGHT CORE", "plumbing": "PLUMBING you can skip", "tool": "TOOLS"}
+
+
+def wing_of(path: Path) -> str:
+    rel = path.relative_to(HELPERS)
+    if len(rel.parts) == 1:
+        return "tool" if rel.name == "chat.py" else "taught"
+    return WINGS[rel.parts[0]]
+
+
+def _claim(first_line: str) -> str | None:
+    m = TAUGHT.search(first_line)
+    if m:
+        return m["kind"]
+    return next((k for k in ("Plumbing:", "Tools:") if k in first_line), None)
+
+
+def test_top_level_holds_at_most_eight_modules() -> None:
+    top = sorted(p.name for p in HELPERS.glob("*.py"))
+    assert len(top) <= TOP_LEVEL_LIMIT, f"helpers/ has {len(top)} top-level modules (limit {TOP_LEVEL_LIMIT}): {top}"
+
+
+def test_every_folder_is_a_known_wing() -> None:
+    folders = sorted(p.name for p in HELPERS.iterdir() if p.is_dir() and p.name != "__pycache__"
+                     and any(p.rglob("*.py")))
+    assert set(folders) <= set(WINGS), f"folders with no wing: {sorted(set(folders) - set(WINGS))}"
+
+
+@pytest.mark.parametrize("path", _documented(), ids=_rel)
+def test_module_claims_the_wing_of_its_folder(path: Path) -> None:
+    claim, wing = _claim(_first_doc_line(path)), wing_of(path)
+    assert claim in KINDS_BY_WING[wing], (
+        f"{_rel(path)} is in the {wing} wing, so its first docstring line must start its claim with one of "
+        f"{KINDS_BY_WING[wing]}; it says {claim!r}")
+
+
+def _map_sections() -> dict[str, str]:
+    doc = ast.get_docstring(_tree(HELPERS / "__init__.py")) or ""
+    marks = sorted((doc.index(h), wing) for wing, h in MAP_HEADINGS.items())
+    return {wing: doc[start:(marks[i + 1][0] if i + 1 < len(marks) else len(doc))]
+            for i, (start, wing) in enumerate(marks)}
+
+
+@pytest.mark.parametrize("path", _documented(), ids=_rel)
+def test_module_is_in_the_map_under_its_wing(path: Path) -> None:
+    """The map names the module (`memory/window.py`) under its wing's heading, or its folder (`db/`) and its
+    file name there; a plumbing package (`offline/`) may be named as a whole."""
+    rel, wing = path.relative_to(HELPERS), wing_of(path)
+    section = _map_sections()[wing]
+    if rel.as_posix() in section:
+        return
+    folder = f"{rel.parts[0]}/" if len(rel.parts) > 1 else None
+    assert folder and folder in section and (wing == "plumbing" or rel.name == "__init__.py"
+                                             or path.stem in section or rel.parts[1] + "/" in section), (
+        f"{_rel(path)} is not in the map (helpers/__init__.py) under {MAP_HEADINGS[wing]!r}")

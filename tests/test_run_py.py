@@ -53,14 +53,14 @@ def test_lab_stops_the_local_server_it_started(tmp_path, monkeypatch):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     fake = bin_dir / "jupyter"  # stands in for JupyterLab: starts the local server (as a notebook would), exits
-    fake.write_text(f"#!/bin/sh\nexec '{sys.executable}' -m helpers.localserver start >/dev/null\n")
+    fake.write_text(f"#!/bin/sh\nexec '{sys.executable}' -m helpers.db.server start >/dev/null\n")
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setattr(run_py, "BIN", bin_dir)
     monkeypatch.setattr(run_py, "PY", Path(sys.executable))
     monkeypatch.setattr(run_py, "setup", lambda: None)
     monkeypatch.setenv("GTE_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("MONGODB_URI", "")
-    from helpers.localserver import local_server_status, stop_local_server
+    from helpers.db.server import local_server_status, stop_local_server
 
     try:
         run_py.lab()

@@ -2,7 +2,7 @@
 
 import sys
 
-from .cli import main
+from helpers.bench.cli import main
 
 __all__: list[str] = []
 

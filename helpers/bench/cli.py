@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 from typing import Callable
 
-from .compare import add_compare
-from .cost import add_cost
-from .load import add_load
-from .longmem_cmd import add_longmem
-from .overhead import add_overhead
-from .recall import add_recall
-from .retrieval import add_retrieval
+from helpers.bench.compare import add_compare
+from helpers.bench.cost import add_cost
+from helpers.bench.load import add_load
+from helpers.bench.longmem.command import add_longmem
+from helpers.bench.overhead import add_overhead
+from helpers.bench.recall import add_recall
+from helpers.bench.retrieval import add_retrieval
 
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 

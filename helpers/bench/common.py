@@ -9,7 +9,7 @@ from typing import Callable
 
 import anthropic
 
-from ..llm import offline_transport
+from helpers.llm import offline_transport
 
 __all__ = ["int_at_least", "positive_int", "non_negative_int", "print_figures", "time_model_calls"]
 

@@ -1,4 +1,4 @@
-"""The `compare` benchmark (the capstone): every stage on one scripted conversation, recall, tokens and cost. Taught in 06_elephant, "Every stage, one conversation, measured"."""
+"""The `compare` benchmark (the capstone): every stage on one scripted conversation, recall, tokens and cost. Tools for 06_elephant, "Every stage, one conversation, measured"."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ import argparse
 import json
 from typing import Iterable
 
-from ..config import Settings, load_settings
-from ..pricing import CostLedger
-from ..scoring import answer_in_request
-from ..scripts import TRIP_PERSONA, recall_questions, recall_script
-from ..simulate import make_strategy, simulate, simulation_client
-from .common import positive_int
+from helpers.config import Settings, load_settings
+from helpers.pricing import CostLedger
+from helpers.bench.scoring import answer_in_request
+from helpers.sim.scripts import TRIP_PERSONA, recall_questions, recall_script
+from helpers.sim.simulate import make_strategy, simulate, simulation_client
+from helpers.bench.common import positive_int
 
 __all__ = ["COMPARED", "compare_strategies", "run_compare", "add_compare"]
 

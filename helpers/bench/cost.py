@@ -1,4 +1,4 @@
-"""The `cost` benchmark: tokens and USD per turn of the scripted trip through one strategy. Taught in 03_context_window_overflow, "The cost of resending everything"."""
+"""The `cost` benchmark: tokens and USD per turn of the scripted trip through one strategy. Tools for 03_context_window_overflow, "The cost of resending everything"."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ import argparse
 import json
 import sys
 
-from ..config import load_settings
-from ..pricing import CostLedger
-from ..scripts import TRIP_PERSONA, trip_script
-from ..simulate import available_strategies, make_strategy, simulate, simulation_client
-from .common import non_negative_int, positive_int
+from helpers.config import load_settings
+from helpers.pricing import CostLedger
+from helpers.sim.scripts import TRIP_PERSONA, trip_script
+from helpers.sim.simulate import available_strategies, make_strategy, simulate, simulation_client
+from helpers.bench.common import non_negative_int, positive_int
 
 __all__ = ["run_cost", "add_cost"]
 

@@ -1,4 +1,4 @@
-"""Search latency at 10,000 memories: the data and timing behind `python -m helpers.bench retrieval`. Plumbing for 05_vector_memory, section 'Which retrieval wins? Measure it'."""
+"""Search latency at 10,000 memories: the data and timing behind `python -m helpers.bench retrieval`. Tools for 05_vector_memory, section 'Which retrieval wins? Measure it'."""
 
 from __future__ import annotations
 
@@ -10,16 +10,16 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 from bson import ObjectId
 
-from ..config import load_settings
-from ..embeddings import embed_query, get_embedder
-from ..facts_worker import latency_summary
-from ..retrieval import MemoryIndex, utc_now
-from ..store import open_store
+from helpers.config import load_settings
+from helpers.retrieval.embeddings import embed_query, get_embedder
+from helpers.memory.facts_worker import latency_summary
+from helpers.retrieval import MemoryIndex, utc_now
+from helpers.db.store import open_store
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..config import Settings
-    from ..embeddings import Embedder
-    from ..store import Store
+    from helpers.config import Settings
+    from helpers.retrieval.embeddings import Embedder
+    from helpers.db.store import Store
 
 __all__ = ["run_retrieval_benchmark"]
 

@@ -10,13 +10,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ..config import Settings, load_settings
-from ..consistency import check_consistency
-from ..memory import BoundedMemory
-from ..scripts import TRIP_PERSONA, trip_script
-from ..simulate import simulation_client
-from ..store import open_store
-from .common import positive_int, print_figures, time_model_calls
+from helpers.config import Settings, load_settings
+from helpers.db.consistency import check_consistency
+from helpers.memory import BoundedMemory
+from helpers.sim.scripts import TRIP_PERSONA, trip_script
+from helpers.sim.simulate import simulation_client
+from helpers.db.store import open_store
+from helpers.bench.common import positive_int, print_figures, time_model_calls
 
 __all__ = ["measure_load", "run_load", "add_load"]
 
@@ -30,7 +30,7 @@ def measure_load(sessions: int = 50, turns: int = 20, workers: int = 8, budget: 
                  settings: Settings | None = None) -> dict:
     """Many bounded-memory sessions at once: threads, one BoundedMemory per session, one shared Store, the offline
     model. Reports throughput, memory-layer ms per turn (model time excluded), errors, version conflicts, and
-    checks every session against its logs (helpers.consistency). A throwaway database, dropped afterwards."""
+    checks every session against its logs (helpers.db.consistency). A throwaway database, dropped afterwards."""
     settings = settings or load_settings()
     db_name = f"bench_load_{uuid.uuid4().hex[:8]}"
     store = open_store(settings.with_(db_name=db_name), fallback=False)

@@ -1,4 +1,4 @@
-"""The `overhead` benchmark: memory-layer ms and DB round trips per bounded turn, model time excluded. Taught in 04_bounded_memory_mongodb, "Flat cost per turn"."""
+"""The `overhead` benchmark: memory-layer ms and DB round trips per bounded turn, model time excluded. Tools for 04_bounded_memory_mongodb, "Flat cost per turn"."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ import numpy as np
 import pymongo
 from pymongo import monitoring
 
-from ..config import Settings, load_settings
-from ..localserver import ensure_local_server
-from ..memory import BoundedMemory
-from ..scripts import TRIP_PERSONA, trip_script
-from ..simulate import simulation_client
-from ..store import Store
-from .common import positive_int, print_figures, time_model_calls
+from helpers.config import Settings, load_settings
+from helpers.db.server import ensure_local_server
+from helpers.memory import BoundedMemory
+from helpers.sim.scripts import TRIP_PERSONA, trip_script
+from helpers.sim.simulate import simulation_client
+from helpers.db.store import Store
+from helpers.bench.common import positive_int, print_figures, time_model_calls
 
 __all__ = ["measure_overhead", "run_overhead", "add_overhead"]
 

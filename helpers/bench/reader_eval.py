@@ -26,10 +26,10 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..config import load_settings
-from ..conversation import text_of
-from ..llm import get_client, mode_line
-from ..prompts import PLAIN_PERSONA
+from helpers.config import load_settings
+from helpers.conversation import text_of
+from helpers.llm import get_client, mode_line
+from helpers.prompts import PLAIN_PERSONA
 
 __all__ = ["CORPUS_FILES", "CorpusMissing", "Outcome", "load_corpus", "declines", "has_answer", "build_request", "evaluate",
            "table", "main"]

@@ -1,4 +1,4 @@
-"""The `recall` benchmark: recall of planted facts and details, and memory tokens per question, per memory design. Taught in 05_vector_memory, "Which retrieval wins? Measure it"."""
+"""The `recall` benchmark: recall of planted facts and details, and memory tokens per question, per memory design. Tools for 05_vector_memory, "Which retrieval wins? Measure it"."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ import json
 
 from tqdm import tqdm  # text bar: a widget bar saved in a notebook shows "model not found" after a reload
 
-from ..config import Settings, load_settings
-from ..memory import BoundedMemory, HistoryMemory, VectorMemory
-from ..scoring import answer_in_request, mentions
-from ..scripts import TRIP_PERSONA, recall_questions, recall_script
-from ..simulate import simulation_client
-from ..store import mongomock_store
-from ..retrieval import format_memories, pack
-from .common import positive_int
+from helpers.config import Settings, load_settings
+from helpers.memory import BoundedMemory, HistoryMemory, VectorMemory
+from helpers.bench.scoring import answer_in_request, mentions
+from helpers.sim.scripts import TRIP_PERSONA, recall_questions, recall_script
+from helpers.sim.simulate import simulation_client
+from helpers.db.store import mongomock_store
+from helpers.retrieval import format_memories, pack
+from helpers.bench.common import positive_int
 
 __all__ = ["RECALL_STRATEGIES", "measure_recall", "run_recall", "add_recall"]
 

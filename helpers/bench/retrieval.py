@@ -1,4 +1,4 @@
-"""The `retrieval` benchmark: search latency at N memories per user (vector, BM25, hybrid). Taught in 05_vector_memory, "Which retrieval wins? Measure it"."""
+"""The `retrieval` benchmark: search latency at N memories per user (vector, BM25, hybrid). Tools for 05_vector_memory, "Which retrieval wins? Measure it"."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import argparse
 import json
 import sys
 
-from .latency import run_retrieval_benchmark
-from .common import positive_int
+from helpers.bench.latency import run_retrieval_benchmark
+from helpers.bench.common import positive_int
 
 __all__ = ["run_retrieval", "add_retrieval", "run_retrieval_benchmark"]
 

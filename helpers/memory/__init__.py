@@ -6,11 +6,11 @@ long-term memory as a retriever the bounded memory calls; VectorMemory wires the
 failed turn tells the user.
 """
 
-from .bounded import BoundedMemory, session_id_from_file
-from .errors import EmptyMessageError, SessionConflict, TurnError
-from .history import HistoryMemory, StatelessMemory, TurnResult, check_user_text, reply_text
-from .long_term import LongTermMemory, VectorMemory
-from .recall import Recall, Retriever
+from helpers.memory.bounded import BoundedMemory, session_id_from_file
+from helpers.memory.errors import EmptyMessageError, SessionConflict, TurnError
+from helpers.memory.history import HistoryMemory, StatelessMemory, TurnResult, check_user_text, reply_text
+from helpers.memory.long_term import LongTermMemory, VectorMemory
+from helpers.memory.retriever import Recall, Retriever
 
 __all__ = [
     "TurnResult",

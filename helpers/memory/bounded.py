@@ -11,18 +11,18 @@ from typing import Any
 import anthropic
 from pymongo.errors import ConnectionFailure, PyMongoError
 
-from ..config import Settings
-from ..importer import as_turns, log_extra
-from ..conversation import starts_exchange, strip_meta, text_of, validate_messages
-from ..pending import PENDING_MAX_COUNT, PENDING_MAX_TOKENS, fold_pending
-from ..prompts import SCOUT_PERSONA
-from ..store import StoreError
-from ..summary import merge_summary, system_with_summary
-from ..window import trim, window_tokens
-from .errors import SessionConflict, TurnError, _explain, _explain_store
-from .fold import committed_exchanges, rebase, summary_fields
-from .history import TurnResult, _Base, check_user_text, reply_text
-from .recall import Recall, Retriever
+from helpers.config import Settings
+from helpers.memory.importer import as_turns, log_extra
+from helpers.conversation import starts_exchange, strip_meta, text_of, validate_messages
+from helpers.memory.pending import PENDING_MAX_COUNT, PENDING_MAX_TOKENS, fold_pending
+from helpers.prompts import SCOUT_PERSONA
+from helpers.db.store import StoreError
+from helpers.memory.summary import merge_summary, system_with_summary
+from helpers.memory.window import trim, window_tokens
+from helpers.memory.errors import SessionConflict, TurnError, _explain, _explain_store
+from helpers.memory.fold import committed_exchanges, rebase, summary_fields
+from helpers.memory.history import TurnResult, _Base, check_user_text, reply_text
+from helpers.memory.retriever import Recall, Retriever
 
 __all__ = ["BoundedMemory", "session_id_from_file"]
 
@@ -206,7 +206,7 @@ class BoundedMemory(_Base):
         return fields, {"dropped": len(dropped), "summary_s": 0.0, "summary_error": None}
 
     def _merge_pending(self, session: dict, max_chunks: int | None = 1) -> tuple[dict, dict, list[int]]:
-        """Fold the session's pending turns into its summary (helpers.pending); returns (fields, info, seqs left out)."""
+        """Fold the session's pending turns into its summary (helpers.memory.pending); returns (fields, info, seqs left out)."""
         pending = session.get("pending") or []
         info: dict = {"summary_s": 0.0, "summary_error": None}
         if not pending:
@@ -331,7 +331,7 @@ class BoundedMemory(_Base):
         """Append an existing transcript as if those turns had happened, without calling the chat model.
 
         Logs are written, the window is trimmed and the summary maintained, one exchange at a time. With a
-        retriever, it imports the (dated) transcript in one batch instead (helpers.importer).
+        retriever, it imports the (dated) transcript in one batch instead (helpers.memory.importer).
         """
         if self.retriever is not None:
             self.recall = None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import anthropic
 
-from ..store import _short_reason
+from helpers.db.store import _short_reason
 
 __all__ = ["EmptyMessageError", "TurnError", "SessionConflict"]
 
@@ -46,5 +46,5 @@ def _explain(err: anthropic.APIError) -> str:
 def _explain_store(err: BaseException) -> str:
     """A clear, one-line message for a failed database operation during a turn."""
     return (f"the database failed during this turn ({_short_reason(err)}); the turn may not have been saved. "
-            "Check the store (`python -m helpers.store status` for the local server, or MONGODB_URI) and try again.")
+            "Check the store (`python -m helpers.db.store status` for the local server, or MONGODB_URI) and try again.")
 

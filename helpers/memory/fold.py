@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from ..conversation import starts_exchange, text_of
-from ..pending import FoldOutcome
+from helpers.conversation import starts_exchange, text_of
+from helpers.memory.pending import FoldOutcome
 
 __all__ = ["summary_fields", "rebase", "committed_exchanges"]
 

@@ -8,10 +8,10 @@ from typing import Any
 
 import anthropic
 
-from ..config import Settings, load_settings
-from ..conversation import reply_text
-from ..prompts import PLAIN_PERSONA
-from .errors import EmptyMessageError, TurnError, _explain
+from helpers.config import Settings, load_settings
+from helpers.conversation import reply_text
+from helpers.prompts import PLAIN_PERSONA
+from helpers.memory.errors import EmptyMessageError, TurnError, _explain
 
 __all__ = ["MAX_USER_CHARS", "TurnResult", "check_user_text", "reply_text", "StatelessMemory", "HistoryMemory"]
 
@@ -63,7 +63,7 @@ class TurnResult:
     dropped: int = 0                    # messages trimmed out of the window this turn
     version: int | None = None          # the session document's version after the save
     retrieved: list[dict] = field(default_factory=list)  # long-term memories sent with this turn's request
-    split: dict | None = None           # one context budget: how it was split (helpers.budget)
+    split: dict | None = None           # one context budget: how it was split (helpers.memory.budget)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), ensure_ascii=False, default=str)

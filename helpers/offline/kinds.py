@@ -6,7 +6,7 @@ the same kind ("wine" asked, "tea" said) is about something else.
 
 from __future__ import annotations
 
-from .language import related, stem
+from helpers.offline.language import related, stem
 
 __all__ = ["is_kind_of", "is_specific", "other_member"]
 

@@ -9,7 +9,7 @@ written for the sentences at hand:
 - `opposite("new", "old")`: WordNet lists them as antonyms.
 
 Words may be given as they are written or as the reader's stems (helpers.offline.language.stem). The file is
-built by helpers.offline.wordnet_build; WordNet 3.0 Copyright 2006 by Princeton University (data/WORDNET_LICENSE).
+built by scripts.build_wordnet; WordNet 3.0 Copyright 2006 by Princeton University (data/WORDNET_LICENSE).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import gzip
 import json
 from pathlib import Path
 
-from .language import stem
+from helpers.offline.language import stem
 
 __all__ = ["senses", "synonymous", "is_a", "siblings", "opposite", "known", "DATA"]
 

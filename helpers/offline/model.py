@@ -12,10 +12,10 @@ import threading
 
 import httpx2
 
-from .chat import chat_reply
-from .faults import FAULTS, FaultPlan, OfflineAPIError
-from .tasks import TASKS, extract, reconcile, summarise
-from .tokens import content_text, count_text_tokens, request_tokens, system_text, truncate_to_tokens
+from helpers.offline.reply import chat_reply
+from helpers.offline.faults import FAULTS, FaultPlan, OfflineAPIError
+from helpers.offline.tasks import TASKS, extract, reconcile, summarise
+from helpers.offline.bpe import content_text, count_text_tokens, request_tokens, system_text, truncate_to_tokens
 
 __all__ = ["OfflineModel", "OfflineTransport", "Request", "MODEL_LABEL"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from .language import PERSON_NOUNS
+from helpers.offline.language import PERSON_NOUNS
 
 __all__ = ["to_second", "to_third", "third_to_second", "second_to_third", "resolve_pronouns", "strip_discourse",
            "first_person", "mentions"]

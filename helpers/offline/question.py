@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from . import lexicon
-from .kinds import is_kind_of
-from .language import PERSON_STEMS, STOPWORDS, TIME_WORDS, content_stems, stem, words
+from helpers.offline import lexicon
+from helpers.offline.kinds import is_kind_of
+from helpers.offline.language import PERSON_STEMS, STOPWORDS, TIME_WORDS, content_stems, stem, words
 
 __all__ = ["Question", "read_question", "is_question", "split_clauses", "question_parts", "PERSON_STEMS", "ROLE_STEMS"]
 

@@ -4,7 +4,7 @@
    is split into sentences and clauses, pronouns resolved ("my sister Priya ... she" → "my sister Priya").
 2. A question is read for what it asks: its content words (stemmed, with synonyms), the thing it is about
    ("my sister", "Priya", or the user themself) and the kind of answer (who/where/when/how many).
-3. Statements are judged (helpers.offline.ranking): one may answer only if it is about the same subject the
+3. Statements are judged (helpers.offline.answer): one may answer only if it is about the same subject the
    question asks about and names the thing asked about, then matches well enough by words or by meaning
    (MiniLM sentence similarity when the local model is there). The best is said back in second person
    (statements in helpers.offline.statements). If none qualifies, the reader says so: it never answers from
@@ -13,10 +13,10 @@
 
 from __future__ import annotations
 
-from .person import strip_discourse, third_to_second, to_second
-from .question import Question, is_question, read_question, split_clauses
-from .ranking import cosine, rank
-from .statements import Statement, statements_of
+from helpers.offline.person import strip_discourse, third_to_second, to_second
+from helpers.offline.question import Question, is_question, read_question, split_clauses
+from helpers.offline.answer import cosine, rank
+from helpers.offline.statements import Statement, statements_of
 
 __all__ = ["Statement", "Question", "statements_of", "read_question", "answer", "is_question", "split_clauses",
            "render_second", "cosine"]

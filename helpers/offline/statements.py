@@ -9,10 +9,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from . import lexicon
-from .language import PERSON_STEMS, STOPWORDS, TIME_WORDS, content_stems, sentences, stem, words
-from .person import first_person, resolve_pronouns, strip_discourse
-from .question import is_question, split_clauses
+from helpers.offline import lexicon
+from helpers.offline.language import PERSON_STEMS, STOPWORDS, TIME_WORDS, content_stems, sentences, stem, words
+from helpers.offline.person import first_person, resolve_pronouns, strip_discourse
+from helpers.offline.question import is_question, split_clauses
 
 __all__ = ["Statement", "statements_of"]
 

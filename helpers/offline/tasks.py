@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from .. import prompts
-from .facts import clash, facts_from_turns, parse_turn_lines, same_fact
-from .language import content_stems, proper_names, sentences, words
+from helpers import prompts
+from helpers.offline.fact_rules import clash, facts_from_turns, parse_turn_lines, same_fact
+from helpers.offline.language import content_stems, proper_names, sentences, words
 
 __all__ = ["TASKS", "summarise", "extract", "reconcile", "section"]
 

@@ -7,13 +7,14 @@ Read in this order: `schema.py` (the memory document) → `bm25.py` → `ranking
 
 from __future__ import annotations
 
-from .atlas import VECTOR_INDEX_NAME, create_vector_index, supports_vector_search
-from .bm25 import bm25_scores, bm25_tokens
-from .index import MODES, MemoryIndex
-from .inject import BLOCK_TAG, format_memories, memory_line, neutralise_tags, pack, retrieve_block
-from .ranking import LEXICAL_WEIGHT, RRF_K, cosine_scores, recency_weight, rrf, top_k
-from .schema import (KINDS, Hit, as_utc, check_kinds, check_source, check_user_id, clip, content_hash, decode_vector,
-                     encode_vector, episode_text, normalise_text, utc_now)
+from helpers.retrieval.atlas import VECTOR_INDEX_NAME, create_vector_index, supports_vector_search
+from helpers.retrieval.bm25 import bm25_scores, bm25_tokens
+from helpers.retrieval.index import MODES, MemoryIndex
+from helpers.retrieval.inject import BLOCK_TAG, format_memories, memory_line, neutralise_tags, pack, retrieve_block
+from helpers.retrieval.ranking import LEXICAL_WEIGHT, RRF_K, cosine_scores, recency_weight, rrf, top_k
+from helpers.retrieval.schema import (KINDS, Hit, as_utc, check_kinds, check_source, check_user_id, clip,
+                                      content_hash, decode_vector, encode_vector, episode_text, normalise_text,
+                                      utc_now)
 
 __all__ = [
     "Hit",

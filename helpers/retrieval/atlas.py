@@ -16,10 +16,10 @@ from bson import ObjectId
 from pymongo.errors import OperationFailure, PyMongoError
 from pymongo.operations import SearchIndexModel
 
-from ..config import ConfigError
+from helpers.config import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..store import Store
+    from helpers.db.store import Store
 
 __all__ = ["VECTOR_INDEX_NAME", "supports_vector_search", "vector_index_ready", "create_vector_index", "atlas_rank"]
 

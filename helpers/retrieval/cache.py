@@ -13,9 +13,9 @@ from datetime import datetime
 import numpy as np
 from bson import ObjectId
 
-from .bm25 import bm25_scores, bm25_tokens
-from .ranking import cosine_scores
-from .schema import Hit, as_utc, decode_vector
+from helpers.retrieval.bm25 import bm25_scores, bm25_tokens
+from helpers.retrieval.ranking import cosine_scores
+from helpers.retrieval.schema import Hit, as_utc, decode_vector
 
 __all__ = ["UserRows", "PROJECTION"]
 

@@ -22,17 +22,17 @@ from bson import ObjectId
 from pymongo import ASCENDING, DESCENDING
 from pymongo.errors import OperationFailure, PyMongoError
 
-from ..config import ConfigError
-from ..embeddings import embed_query, get_embedder
-from .atlas import atlas_rank, supports_vector_search, vector_index_ready
-from .cache import PROJECTION, UserRows
-from .ranking import LEXICAL_WEIGHT, RRF_K, cosine_scores, recency_weight, rrf, top_k, with_recency
-from .schema import (KINDS, Hit, as_utc, check_kinds, check_source, check_user_id, content_hash, encode_vector,
-                     episode_text, utc_now)
+from helpers.config import ConfigError
+from helpers.retrieval.embeddings import embed_query, get_embedder
+from helpers.retrieval.atlas import atlas_rank, supports_vector_search, vector_index_ready
+from helpers.retrieval.cache import PROJECTION, UserRows
+from helpers.retrieval.ranking import LEXICAL_WEIGHT, RRF_K, cosine_scores, recency_weight, rrf, top_k, with_recency
+from helpers.retrieval.schema import (KINDS, Hit, as_utc, check_kinds, check_source, check_user_id, content_hash,
+                                      encode_vector, episode_text, utc_now)
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..embeddings import Embedder
-    from ..store import Store
+    from helpers.retrieval.embeddings import Embedder
+    from helpers.db.store import Store
 
 __all__ = ["MemoryIndex", "MODES", "TTL_INDEX_NAME", "REFRESH_MARGIN"]
 
@@ -162,7 +162,7 @@ class MemoryIndex:
             else:
                 self._users.pop(check_user_id(user_id), None)
 
-    # -- writes (used by helpers.facts too)
+    # -- writes (used by helpers.memory.facts too)
     def new_doc(self, user_id: str, kind: str, text: str, vector: np.ndarray, source: dict | None, *,
                 now: datetime | None = None) -> dict:
         """A memory document in the schema of helpers.retrieval.schema (not yet stored)."""

@@ -11,12 +11,12 @@ import re
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Callable
 
-from .. import prompts
-from ..offline_model import count_text_tokens
-from .schema import Hit
+from helpers import prompts
+from helpers.tokens import local_tokens
+from helpers.retrieval.schema import Hit
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .index import MemoryIndex
+    from helpers.retrieval.index import MemoryIndex
 
 __all__ = ["BLOCK_TAG", "neutralise_tags", "memory_line", "format_memories", "pack", "retrieve_block"]
 
@@ -57,7 +57,7 @@ def pack(hits: list[Hit], budget_tokens: int, count: Callable[[str], int] | None
     `count` counts tokens (default: the offline model's local BPE); the returned block is verified
     with it, so `count(format_memories(packed)) <= budget_tokens` always holds.
     """
-    count = count or count_text_tokens
+    count = count or local_tokens
     if budget_tokens <= 0 or not hits:
         return []
     frame = count(prompts.MEMORY_OPEN + prompts.MEMORY_CLOSE)

@@ -1,6 +1,6 @@
 """The memory document and `Hit`. Taught in 05_vector_memory, section 'Extraction → storage → retrieval → injection'.
 
-Every memory is one document in the `memories` collection, facts (helpers.facts) and episodes alike:
+Every memory is one document in the `memories` collection, facts (helpers.memory.facts) and episodes alike:
 
     {user_id, kind: "fact"|"episode", text, embedding, embedding_model, content_hash,
      source: {session_id, seq}, created_at, updated_at, seen_count,

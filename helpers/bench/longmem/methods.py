@@ -1,0 +1,293 @@
+"""Long-conversation benchmark: answer-in-request recall and tokens per question, project stages against raw-turn baselines. Tools for 05_vector_memory, section 'One context budget, split by evidence'.
+
+`python -m helpers.bench longmem [--split tune|report|all] [--budgets 1000,2000,4000] [--json]` runs, in one
+process and at the same total token budgets (system + memories + window + question, as counted by the
+model's count_tokens — the offline BPE without a key):
+  full        the whole dated transcript (upper bound; one row, no budget)
+  last_turns  the most recent turns that fit
+  bm25        BM25 over raw turns, best turns that fit
+  embeddings  local MiniLM cosine over raw turns, best turns that fit
+  hybrid      reciprocal-rank fusion of bm25 and embeddings
+  bounded, vector   the project's stages through the CLI's own path: the transcript file is read and
+              imported as `python -m helpers.chat --stage S --budget B --import FILE` does, then each
+              question's request is built as `--show-request QUESTION` builds it.
+A question is recalled when every gold group has a member in the request (whole words, any case).
+Baseline turns are shown with their session's date, as `[2023-05-08] user: ...`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import tempfile
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+import numpy as np
+
+from helpers.bench.longmem.data import CATEGORIES, Conversation, Question, corpus, write_jsonl
+from helpers.tools import chat
+from helpers.db import store as store_module
+from helpers.config import load_settings
+from helpers.retrieval.embeddings import LocalMiniLM
+from helpers.tokens import local_tokens
+from helpers.prompts import SCOUT_PERSONA
+from helpers.sim.simulate import simulation_client
+from helpers.bench.scoring import gold_in_request
+from helpers.retrieval import bm25_tokens
+
+__all__ = ["BASELINES", "STAGES", "METHODS", "BM25", "rrf", "run_longmem", "format_table", "format_markdown"]
+
+BASELINES = ("last_turns", "bm25", "embeddings", "hybrid")
+STAGES = ("bounded", "vector")
+METHODS = ("full", *BASELINES, *STAGES)
+RRF_K = 60
+BLOCK_HEAD = "Earlier conversation (retrieved turns, dated):"
+
+
+class BM25:
+    """Okapi BM25 (k1=1.2, b=0.75) over a list of texts, tokenised like the project's lexical index."""
+
+    def __init__(self, texts: list[str], k1: float = 1.2, b: float = 0.75):
+        self.docs = [bm25_tokens(t) for t in texts]
+        self.k1, self.b = k1, b
+        self.avg = sum(map(len, self.docs)) / max(1, len(self.docs))
+        df: dict[str, int] = {}
+        for doc in self.docs:
+            for term in set(doc):
+                df[term] = df.get(term, 0) + 1
+        n = len(self.docs)
+        self.idf = {t: float(np.log(1 + (n - f + 0.5) / (f + 0.5))) for t, f in df.items()}
+
+    def scores(self, query: str) -> np.ndarray:
+        """One score per text (0 where no query term occurs)."""
+        terms = [t for t in bm25_tokens(query) if t in self.idf]
+        out = np.zeros(len(self.docs))
+        for i, doc in enumerate(self.docs):
+            for term in terms:
+                tf = doc.count(term)
+                if tf:
+                    norm = self.k1 * (1 - self.b + self.b * len(doc) / self.avg)
+                    out[i] += self.idf[term] * tf * (self.k1 + 1) / (tf + norm)
+        return out
+
+
+def rrf(*rankings: list[int], k: int = RRF_K) -> list[int]:
+    """Reciprocal-rank fusion of several rankings of the same items (best first)."""
+    score: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, item in enumerate(ranking, 1):
+            score[item] = score.get(item, 0.0) + 1.0 / (k + rank)
+    return sorted(score, key=lambda i: (-score[i], i))
+
+
+@dataclass
+class _Ctx:
+    """What every method of one run shares: client, settings, token counters, persona, embedder, cache dir."""
+
+    client: object
+    settings: object
+    persona: str
+    embedder: object
+    cache: Path | None
+
+    def count(self, request: dict) -> int:
+        """Input tokens of `request` as the model counts them (count_tokens; offline: local BPE)."""
+        kwargs = {"system": request["system"]} if request.get("system") else {}
+        return self.client.messages.count_tokens(model=self.settings.chat_model, messages=request["messages"],
+                                                 **kwargs).input_tokens
+
+
+def _line(turn: dict) -> str:
+    return f"[{turn['ts'][:10]}] {turn['role']}: {turn['content']}"
+
+
+def _request(ctx: _Ctx, lines: list[str], question: str) -> dict:
+    system = ctx.persona + ("\n\n" + BLOCK_HEAD + "\n" + "\n".join(lines) if lines else "")
+    return {"system": system, "messages": [{"role": "user", "content": question}]}
+
+
+def _full_request(ctx: _Ctx, conv: Conversation, question: str) -> dict:
+    lines, session = [], None
+    for turn in conv.turns:
+        if turn["session"] != session:
+            session = turn["session"]
+            lines.append(f"(conversation on {turn['ts'][:10]})")
+        lines.append(f"{turn['role']}: {turn['content']}")
+    return {"system": ctx.persona + "\n\nThe whole conversation so far:\n" + "\n".join(lines),
+            "messages": [{"role": "user", "content": question}]}
+
+
+def _fill(ctx: _Ctx, conv: Conversation, costs: list[int], order: list[int], question: str, budget: int,
+          contiguous: bool) -> dict:
+    """Take turns in `order` while the request stays within `budget`; show them in time order."""
+    used = ctx.count(_request(ctx, ["x"], question))  # persona + block heading + question
+    chosen = []
+    for i in order:
+        if used + costs[i] > budget:
+            if contiguous:
+                break
+            continue
+        chosen.append(i)
+        used += costs[i]
+    return _request(ctx, [_line(conv.turns[i]) for i in sorted(chosen)], question)
+
+
+def _embeddings(ctx: _Ctx, texts: list[str]) -> np.ndarray:
+    """Embeddings of `texts`, cached on disk by content (the corpus is deterministic)."""
+    key = hashlib.sha256(("\x00".join(texts) + ctx.embedder.__class__.__name__).encode()).hexdigest()[:24]
+    path = ctx.cache / f"emb-{key}.npy" if ctx.cache else None
+    if path is not None and path.exists():
+        return np.load(path)
+    vectors = ctx.embedder.embed(texts)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.save(path, vectors)
+    return vectors
+
+
+def _baseline_builders(ctx: _Ctx, conv: Conversation) -> dict[str, Callable[[Question, int], dict]]:
+    texts = [t["content"] for t in conv.turns]
+    bm25 = BM25(texts)
+    turn_vecs = _embeddings(ctx, texts)
+    question_vecs = dict(zip((q.text for q in conv.questions),
+                             _embeddings(ctx, [q.text for q in conv.questions]) if conv.questions else []))
+
+    def lexical(q: Question) -> list[int]:
+        s = bm25.scores(q.text)
+        return [int(i) for i in np.argsort(-s, kind="stable") if s[i] > 0]
+
+    def lexical_filled(q: Question) -> list[int]:
+        # what a user of plain BM25 would send: the matching turns, then the newest others, up to the budget
+        hits = lexical(q)
+        matched = set(hits)
+        return hits + [i for i in newest if i not in matched]
+
+    def semantic(q: Question) -> list[int]:
+        return [int(i) for i in np.argsort(-(turn_vecs @ question_vecs[q.text]), kind="stable")]
+
+    newest = list(range(len(texts) - 1, -1, -1))
+    costs = [local_tokens("\n" + _line(t)) for t in conv.turns]  # one line's tokens in the block
+    return {
+        "last_turns": lambda q, b: _fill(ctx, conv, costs, newest, q.text, b, contiguous=True),
+        "bm25": lambda q, b: _fill(ctx, conv, costs, lexical_filled(q), q.text, b, contiguous=False),
+        "embeddings": lambda q, b: _fill(ctx, conv, costs, semantic(q), q.text, b, contiguous=False),
+        "hybrid": lambda q, b: _fill(ctx, conv, costs, rrf(lexical(q), semantic(q)), q.text, b, contiguous=False),
+    }
+
+
+@contextlib.contextmanager
+def _store(kind: str) -> Iterator[None]:
+    """`memory`: every memory the CLI path opens gets a fresh in-memory store; `local`: the CLI's own store."""
+    if kind == "local":
+        yield
+        return
+    original = store_module.open_store
+    store_module.open_store = lambda settings=None, **kw: store_module.mongomock_store(f"longmem-{uuid.uuid4().hex}")
+    try:
+        yield
+    finally:
+        store_module.open_store = original
+
+
+def _stage_requests(ctx: _Ctx, conv: Conversation, stage: str, budget: int, workdir: Path, user_id: str) -> dict[str, dict]:
+    """Import the transcript as `python -m helpers.chat --stage S --budget B --import FILE` does, then build
+    each question's request as `--show-request` does."""
+    path = write_jsonl(conv, workdir / f"{conv.user_id}.jsonl")
+    args = chat.build_parser().parse_args(["--stage", stage, "--user", user_id, "--budget", str(budget),
+                                           "--session-file", str(workdir / f"{conv.user_id}-{stage}-{budget}.sid")])
+    memory = chat._make_memory(args, ctx.settings, ctx.client)
+    try:
+        memory.import_turns(chat._read_jsonl(str(path)))  # as the CLI's --import does, for every stage
+        return {q.text: memory.build_request(q.text) for q in conv.questions}
+    finally:
+        if hasattr(memory, "close"):
+            memory.close()
+
+
+def run_longmem(conversations: list[Conversation], budgets: tuple[int, ...] = (1000, 2000, 4000), *,
+                methods: tuple[str, ...] = METHODS, settings=None, store: str = "memory",
+                cache_dir: str | Path | None = "default", progress: Callable[[str], None] | None = None,
+                details: bool = False) -> dict:
+    """Score every method at every budget on `conversations`; returns rows of recall (overall and by category)
+    and mean input tokens per question, plus, with `details`, each question's outcome."""
+    unknown = set(methods) - set(METHODS)
+    if unknown:
+        raise ValueError(f"unknown method(s) {', '.join(sorted(unknown))}; choose from {', '.join(METHODS)}")
+    settings = settings or load_settings()
+    cache = Path(settings.data_dir) / "longmem-cache" if cache_dir == "default" else (Path(cache_dir) if cache_dir else None)
+    ctx = _Ctx(simulation_client(settings), settings, SCOUT_PERSONA, LocalMiniLM(), cache)
+    say = progress or (lambda _msg: None)
+    outcomes: dict[tuple[str, int | None], list[dict]] = {}
+    run_id = uuid.uuid4().hex[:8]
+    with tempfile.TemporaryDirectory(prefix="longmem-") as tmp, _store(store):
+        for conv in conversations:
+            plan = [("full", None)] if "full" in methods else []
+            plan += [(m, b) for b in budgets for m in methods if m != "full"]
+            builders = _baseline_builders(ctx, conv) if set(methods) & set(BASELINES) else {}
+            for method, budget in plan:
+                say(f"{conv.user_id}: {method} {budget or ''}")
+                if method in STAGES:
+                    user_id = conv.user_id if store == "memory" else f"longmem-{run_id}-{conv.user_id}"
+                    requests = _stage_requests(ctx, conv, method, budget, Path(tmp), user_id)
+                    build = lambda q, b, r=requests: r[q.text]  # noqa: E731
+                elif method == "full":
+                    build = lambda q, b, c=conv: _full_request(ctx, c, q.text)  # noqa: E731
+                else:
+                    build = builders[method]
+                for q in conv.questions:
+                    request = build(q, budget)
+                    outcomes.setdefault((method, budget), []).append(
+                        {"user": conv.user_id, "qid": q.qid, "category": q.category, "question": q.text,
+                         "recalled": gold_in_request(request, q.gold), "tokens": ctx.count(request)})
+    rows = []
+    for (method, budget), items in outcomes.items():
+        row = {"method": method, "budget": budget, "questions": len(items),
+               "recall": round(sum(i["recalled"] for i in items) / len(items), 4),
+               "tokens_per_question": round(sum(i["tokens"] for i in items) / len(items), 1),
+               "by_category": {c: round(sum(i["recalled"] for i in items if i["category"] == c) /
+                                        max(1, sum(i["category"] == c for i in items)), 4) for c in CATEGORIES}}
+        if details:
+            row["details"] = items
+        rows.append(row)
+    questions = sum(len(c.questions) for c in conversations)
+    return {"conversations": [c.user_id for c in conversations], "turns": sum(len(c.turns) for c in conversations),
+            "questions": questions, "budgets": list(budgets), "store": store, "rows": rows}
+
+
+def _cells(result: dict):
+    """Each row's cells in table order: budget, method, recall, recall per category, tokens/question."""
+    for row in sorted(result["rows"], key=lambda r: (r["budget"] or 0, METHODS.index(r["method"]))):
+        yield (row["budget"] or "-", row["method"], row["recall"], *(row["by_category"][c] for c in CATEGORIES),
+               row["tokens_per_question"])
+
+
+def format_table(result: dict) -> str:
+    """The rows as a plain-text table: one block per budget, recall overall and by category, tokens/question."""
+    head = (f"{'budget':>6} {'method':>11} {'recall':>7} {'single':>7} {'multi':>6} {'temporal':>9} {'open':>6} "
+            f"{'tokens/q':>9}")
+    lines = [f"# longmem · {', '.join(result['conversations'])} · {result['turns']} turns · "
+             f"{result['questions']} questions · store {result['store']}", head]
+    for budget, method, recall, single, multi, temporal, open_, tokens in _cells(result):
+        lines.append(f"{budget:>6} {method:>11} {recall:>7.1%} {single:>7.1%} {multi:>6.1%} {temporal:>9.1%} "
+                     f"{open_:>6.1%} {tokens:>9,.0f}")
+    return "\n".join(lines)
+
+
+def format_markdown(result: dict) -> str:
+    """The rows as a Markdown table (for docs and notebooks): recall overall and by category, tokens/question."""
+    lines = ["| budget | method | recall | single-hop | multi-hop | temporal | open-domain | tokens/question |",
+             "|---:|---|---:|---:|---:|---:|---:|---:|"]
+    for budget, method, *rates, tokens in _cells(result):
+        lines.append(f"| {budget} | {method} | " + " | ".join(f"{r:.1%}" for r in rates) + f" | {tokens:,.0f} |")
+    return "\n".join(lines)
+
+
+def load_split(split: str) -> list[Conversation]:
+    """The corpus conversations of `split` (tune, report or all)."""
+    return corpus(split)
+
+
+__all__.append("load_split")

@@ -1,0 +1,112 @@
+"""`--import` for the vector stage: a dated transcript in one batch, times kept. Taught in 05_vector_memory, section 'One context budget, split by evidence'.
+
+Plumbing you can skip: what it adds to `BoundedMemory.import_turns` is speed (one fold of window and
+summary, one embedding batch for all turns, fact extraction over several exchanges per call) and time
+(each turn's `ts`, or its conversation's date, becomes its memory's date).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import anthropic
+
+from helpers.conversation import group_exchanges, strip_meta, text_of, validate_messages
+from helpers.memory.facts import MAX_FACT_CHARS
+from helpers.retrieval.turns import TurnUnit, index_turns
+from helpers.memory.summary import extract_facts
+from helpers.memory.transcript import Turn, number_conversations, parse_when
+
+__all__ = ["import_dated", "as_turns", "log_extra", "IMPORT_FACT_BATCH"]
+
+IMPORT_FACT_BATCH = 8  # exchanges per fact-extraction call during an import
+
+
+def as_turns(turns: list[Any]) -> list[Turn]:
+    """Turn objects from `Turn`s or {role, content[, ts, speaker, conversation]} dicts (ts: ISO 8601 or datetime)."""
+    out = []
+    for i, item in enumerate(turns):
+        if isinstance(item, Turn):
+            out.append(item)
+            continue
+        if not isinstance(item, dict):
+            raise ValueError(f"turns[{i}]: expected a dict with 'role' and 'content', got {type(item).__name__}")
+        ts = item.get("ts")
+        if isinstance(ts, str):
+            ts = parse_when(ts)
+        elif ts is not None and not isinstance(ts, datetime):
+            raise ValueError(f"turns[{i}]: ts must be an ISO 8601 string or a datetime, got {ts!r}")
+        out.append(Turn(item.get("role"), item.get("content"), ts, int(item.get("conversation") or 0),
+                        item.get("speaker")))
+    if not any(isinstance(item, Turn) or "conversation" in item for item in turns):
+        number_conversations(out)  # without conversation numbers, a new day starts a new conversation
+    return out
+
+
+def log_extra(turn: Turn) -> dict:
+    """The log fields an imported turn keeps besides role and content: imported, conversation, ts, speaker."""
+    extra = {"imported": True, "conversation": turn.conversation, "ts": turn.ts, "speaker": turn.speaker}
+    return {k: v for k, v in extra.items() if v is not None}
+
+
+def import_dated(memory: Any, turns: list[Any]) -> dict:
+    """Append a transcript to `memory`'s session without chat-model calls; returns counts and the new state.
+
+    `memory` is a helpers.memory.BoundedMemory with a LongTermMemory retriever (e.g. a VectorMemory); it is not
+    imported here, because helpers.memory imports this module.
+    """
+    items = as_turns(turns)
+    validate_messages([t.message() for t in items])
+    store, user, sid = memory.store, memory.user_id, memory.session_id
+    entries = [{"role": t.role, "content": t.content, "tokens": memory._tokens_of_text(text_of(t.message())),
+                "extra": log_extra(t)} for t in items]
+    seqs = store.append_logs(user, sid, entries, status="pending")  # one insert, not one round trip per turn
+    messages = [{"role": e["role"], "content": e["content"], "tokens": e["tokens"], "seq": seq}
+                for e, seq in zip(entries, seqs)]
+    # one fold: the window keeps the newest turns, one summary call covers everything older
+    session = memory.load()
+    memory._commit(session, messages, memory._base_tokens(session), remember=False)
+    # entries the summary could not take stay "unsummarised" (--rebuild recovers them)
+    store.set_log_status(user, sid, [m["seq"] for m in messages], "ok", only_if_status="pending")
+    if memory.retriever.units == "turns":
+        index_turns(memory.retriever.index, user, sid, [TurnUnit(m["seq"], t.role, text_of(m), t.ts, t.speaker)
+                                              for m, t in zip(messages, items)])
+    pending = _extract_facts(memory, messages, items)
+    starts: dict[int, tuple[int, datetime | None]] = {}
+    for m, t in zip(messages, items):
+        starts.setdefault(t.conversation, (m["seq"], t.ts))
+    fields = {"conversation_start": starts[max(starts)][0] if starts else None,
+              "conversations": [{"conversation": n, "first_seq": seq, "date": ts} for n, (seq, ts) in sorted(starts.items())]}
+    for _ in range(memory.MAX_SAVE_ATTEMPTS):
+        session = memory.load()
+        fields["facts_pending"] = [*session.get("facts_pending", []), *pending]
+        if store.save_session(user, sid, session["version"], fields) is not None:
+            break
+    return {"imported": len(messages), "conversations": len(starts), "facts_pending": len(fields["facts_pending"]),
+            **memory.state()}
+
+
+def _extract_facts(memory: Any, messages: list[dict], items: list[Turn]) -> list[dict]:
+    """Extract facts over IMPORT_FACT_BATCH exchanges per call, embed them all in one batch, then store them in
+    transcript order (dedup and supersede as in a live chat); a failed call's exchanges wait in facts_pending."""
+    facts_memory = memory.retriever.facts
+    when = {m["seq"]: t.ts for m, t in zip(messages, items)}
+    groups = group_exchanges(messages)
+    pending, found = [], []
+    for start in range(0, len(groups), IMPORT_FACT_BATCH):
+        chunk = [m for group in groups[start:start + IMPORT_FACT_BATCH] for m in group]
+        plain = [strip_meta(m) for m in chunk]
+        try:
+            facts = extract_facts(facts_memory.client, facts_memory.model, plain, facts_memory.ledger)
+        except anthropic.APIError:
+            memory.stats["memory_failures"] += 1
+            pending.append({"messages": plain, "seq": chunk[0]["seq"]})
+            continue
+        found.append((chunk, [" ".join(f.split()) for f in facts]))
+    texts = list(dict.fromkeys(f for _, facts in found for f in facts if 0 < len(f) <= MAX_FACT_CHARS))
+    vectors = dict(zip(texts, facts_memory.embedder.embed(texts))) if texts else {}
+    for chunk, facts in found:
+        source = {"session_id": memory.session_id, "seq": chunk[0]["seq"]}
+        facts_memory.add_facts(memory.user_id, facts, source, now=when.get(chunk[-1]["seq"]), vectors=vectors)
+    return pending

@@ -1,0 +1,143 @@
+"""Plumbing: the offline model's chat reply: answer questions from the request, acknowledge statements, else a tip."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from helpers.offline.language import sentences, words
+from helpers.offline.person import first_person, resolve_pronouns, strip_discourse, to_second
+from helpers.offline.question import question_parts
+from helpers.offline.reader import answer, is_question, read_question, render_second, statements_of
+
+__all__ = ["chat_reply", "persona", "topic", "stable_choice", "DONT_KNOW"]
+
+DONT_KNOW = "I don't know that: you haven't told me in this conversation."
+
+_TOPIC_STOP = set(
+    "a an the and or but if then so to of in on at for with about from by as is are was were be been am "
+    "i me my mine you your yours we our us it its this that these those what which who whom whose when "
+    "where why how do does did can could should would will shall may might must have has had not no yes "
+    "please tell give some any more most very just also really there here than too much many few one two "
+    "get got like want need know think let lets let's ok okay hi hello hey thanks thank today tomorrow "
+    "going go good great nice new best way things thing something anything near around into over "
+    "recommend suggest suggestions ideas idea any".split())
+
+_SUGGESTIONS = [
+    "start early, before the crowds, and keep the plan loose enough for one surprise stop",
+    "pick one neighbourhood per day so you spend your time there rather than in traffic",
+    "check opening hours the day before, since many small places close one weekday",
+    "pair it with something nearby on foot, which is the easiest way to see more with less effort",
+    "book ahead if it is a weekend, and have a second option in mind in case it is full",
+    "go at golden hour if you can; the light and the temperature are both at their best",
+]
+_CLOSINGS = [
+    "Want a short list of specific places?",
+    "Tell me what you enjoy and I can narrow it down.",
+    "I can sketch a simple plan for the day if that helps.",
+    "Shall I suggest a time of day that works best?",
+]
+
+
+def stable_choice(seed: str, options: list[str]) -> str:
+    """A deterministic pick from `options` by a hash of `seed`."""
+    digest = hashlib.sha256(seed.encode("utf-8", "surrogatepass")).digest()
+    return options[digest[0] % len(options)]
+
+
+def topic(text: str, n: int = 4) -> str:
+    """The first few content words of a message ('tacos Venice'), or 'that'."""
+    picked: list[str] = []
+    for w in re.findall(r"[A-Za-z][A-Za-z'-]{2,}", text):
+        lw = w.lower().strip("'")
+        if lw not in _TOPIC_STOP and lw not in (p.lower() for p in picked):
+            picked.append(w)
+        if len(picked) == n:
+            break
+    return " ".join(picked) if picked else "that"
+
+
+def persona(system: str) -> tuple[str | None, str]:
+    """(name, role) from a 'You are Scout, a friendly local guide …' system prompt."""
+    m = re.search(r"\bYou are (?P<name>[A-Z][a-z]+),? (?:an? |the )?(?P<role>[^.\n]+)", system)
+    if m and m.group("name").lower() not in ("a", "an", "the"):
+        return m.group("name"), m.group("role").strip()
+    m = re.search(r"\bYou are (?:an? |the )?(?P<role>[^.\n]+)", system)
+    return None, (m.group("role").strip() if m else "assistant")
+
+
+def _tip(system: str, text: str) -> str:
+    name, role = persona(system)
+    where = ""
+    m = re.search(r"\b(?:to|in|of|around) ((?:[A-Z][a-z]+ ?){1,3})", role)
+    if m:
+        where = f" in {m.group(1).strip()}"
+    opener = f"{name} here. " if name else ""
+    # general advice only: the question's own words are never glued into it
+    return (f"{opener}A general tip{where}: {stable_choice(text, _SUGGESTIONS)}. "
+            f"{stable_choice(text[::-1], _CLOSINGS)}")
+
+
+def _shorten(text: str, limit: int = 40) -> str:
+    toks = text.split()
+    return text if len(toks) <= limit else " ".join(toks[:limit]).rstrip(",;:") + " …"
+
+
+def _answer_part(system: str, question: str, pool: list) -> tuple[str, bool]:
+    """One question answered from `pool`: (reply, answered)."""
+    q = read_question(question)
+    found = answer(q, pool)
+    if found is not None:
+        said = render_second(found)
+        if q.advice and not q.personal:
+            return (f"Keeping in mind what you told me ({said.rstrip('.')[:1].lower()}{said.rstrip('.')[1:]}): "
+                    f"{stable_choice(question, _SUGGESTIONS)}.", True)
+        return said, True
+    if q.personal and not q.advice:
+        return DONT_KNOW, False
+    return _tip(system, question), True
+
+
+def _answer_question(system: str, question: str, pool: list) -> str:
+    """A question of one or more parts ("what is my name, and where do I live?"): each part answered on its own."""
+    parts = resolve_pronouns(question_parts(question))
+    if len(parts) == 1:
+        return _answer_part(system, question, pool)[0]
+    replies = [_answer_part(system, part, pool) for part in parts]
+    if not any(ok for _, ok in replies):
+        return DONT_KNOW
+    out: list[str] = []
+    for part, (reply, ok) in zip(parts, replies):
+        if not ok:
+            asked = to_second(part.rstrip("?"))
+            reply = f'As for "{asked[:1].lower()}{asked[1:]}?": I don\'t know, you haven\'t told me.'
+        if reply not in out:
+            out.append(reply)
+    return " ".join(out)
+
+
+def chat_reply(system: str, messages: list[tuple[str, str]]) -> str:
+    """Reply to the last user message using only what `system` and `messages` hold."""
+    last = messages[-1][1] if messages and messages[-1][0] == "user" else ""
+    pool = statements_of(system, messages)
+    said_now = [s for s in sentences(last) if not is_question(s)]
+    asked = [s for s in sentences(last) if is_question(s)]
+    parts: list[str] = []
+    told = [strip_discourse(s) for s in said_now if first_person(s) and len(words(s)) > 2]
+    if told:
+        ack = " ".join(_shorten(to_second(t)).rstrip(".!") + "." for t in told[:2])
+        parts.append(f"Thanks for telling me. {ack[:1].upper()}{ack[1:]}" if not asked else "")
+    for question in asked:
+        parts.append(_answer_question(system, question, pool))
+    parts = [p for p in parts if p]
+    if not parts:
+        name, _ = persona(system)
+        if told:
+            parts.append(f"{name} will keep that in mind." if name else "I'll keep that in mind.")
+        else:
+            parts.append(_tip(system, last))
+    elif told and not asked:
+        name, _ = persona(system)
+        if name:
+            parts.append(f"{name} will keep that in mind.")
+    return " ".join(dict.fromkeys(parts))

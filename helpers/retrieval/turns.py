@@ -1,0 +1,213 @@
+"""Turn-level long-term memory: index single turns with speaker and date, pack by value per token, show dates. Taught in 05_vector_memory, section 'One context budget, split by evidence'.
+
+Why turns, not exchanges: in a long real conversation one exchange can hold a long story and a short
+answer; indexing each turn (either speaker) lets a 2,000-token budget carry many small, relevant
+pieces instead of a few long ones. Each turn is an `episode` memory whose text starts with its speaker
+("User: …", "Assistant: …" or a name), whose `created_at` is when it was said, and whose source is
+`(session_id, seq)` of its log entry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Callable
+
+from helpers import prompts
+from helpers.retrieval import BLOCK_TAG as _TAG, Hit, check_user_id, clip as _clip
+
+if TYPE_CHECKING:  # pragma: no cover
+    from helpers.retrieval import MemoryIndex
+
+__all__ = ["TurnUnit", "turn_text", "index_turns", "Packing", "relevance", "pack_by_value", "with_neighbours",
+           "format_block", "day_label", "TURN_CHARS"]
+
+TURN_CHARS = 1200  # a turn memory keeps this many characters of the message
+
+
+@dataclass(frozen=True)
+class TurnUnit:
+    """One message to remember: where it is in the logs, who said it and when."""
+
+    seq: int
+    role: str
+    text: str
+    when: datetime | None = None
+    speaker: str | None = None
+
+
+def turn_text(role: str, text: str, speaker: str | None = None) -> str:
+    """`Caroline: …` when the speaker is named, else `User: …` / `Assistant: …` (one line, clipped)."""
+    who = speaker or ("User" if role == "user" else "Assistant")
+    return f"{who}: {_clip(text, TURN_CHARS)}"
+
+
+def index_turns(index: "MemoryIndex", user_id: str, session_id: str, units: list[TurnUnit], *,
+                now: datetime | None = None) -> list[str]:
+    """Store turns as episode memories in one batch (one embedding call, one insert); idempotent per (session, seq)."""
+    user_id = check_user_id(user_id)
+    have = {doc["source"]["seq"] for doc in index.store.memories.find(
+        {"user_id": user_id, "kind": "episode", "source.session_id": session_id,
+         "source.seq": {"$in": [u.seq for u in units]}}, {"source": 1})}
+    todo = [u for u in units if u.seq not in have and u.text.strip()]
+    if not todo:
+        return []
+    texts = [turn_text(u.role, u.text, u.speaker) for u in todo]
+    vectors = index.embedder.embed(texts)
+    docs = [index.new_doc(user_id, "episode", text, vector, {"session_id": session_id, "seq": u.seq},
+                          now=u.when or now) for u, text, vector in zip(todo, texts, vectors)]
+    index.store.memories.insert_many(docs, ordered=True)
+    with index._lock:
+        if user_id in index._users:
+            for doc in docs:
+                index._users[user_id].upsert(doc)
+    return [str(doc["_id"]) for doc in docs]
+
+
+# ---------------------------------------------------------------------------- packing
+
+@dataclass(frozen=True)
+class Packing:
+    """How hits are chosen for a budget: value per token^cost_power, a relevance floor, neighbour expansion."""
+
+    cost_power: float = 1.0        # 0: by rank only; 1: by value per token (tuned)
+    min_relevance: float = 0.0     # skip hits below this share of the best hit's relevance
+    neighbours: int = 0            # turns before/after a hit to add when budget is left (0: none; tuned)
+    neighbour_value: float = 0.5   # a neighbour's value as a share of its hit's
+
+
+def relevance(hits: list[Hit]) -> list[float]:
+    """Each hit's value in (0, 1]: cosine when the ranking had it, else its score, relative to the best."""
+    raw = [h.similarity if h.similarity is not None else h.score for h in hits]
+    top = max((r for r in raw if r is not None and r > 0), default=0.0)
+    return [max(r, 0.0) / top if top else 0.0 for r in raw]
+
+
+def _line(hit: Hit) -> str:
+    return _TAG.sub("[tag removed]", " ".join(hit.text.split()))
+
+
+def _date(hit: Hit) -> datetime | None:
+    return hit.created_at if hit.kind == "episode" else (hit.updated_at or hit.created_at)
+
+
+def day_label(when: datetime | None) -> str:
+    """`Monday 8 May 2023` (or `undated`)."""
+    return f"{when:%A} {when.day} {when:%B %Y}" if when else "undated"
+
+
+def _header(hit: Hit, session_id: str | None, since_seq: int | None) -> str:
+    here = (session_id is not None and (hit.source or {}).get("session_id") == session_id
+            and (since_seq is None or ((hit.source or {}).get("seq") or 0) >= since_seq))
+    return f"[{day_label(_date(hit))}{' · earlier in this conversation' if here else ''}]"
+
+
+def format_block(hits: list[Hit], *, session_id: str | None = None, since_seq: int | None = None) -> str:
+    """The system-prompt block: memories in time order under a date line (marked as data; "" for none).
+
+    A memory from `session_id` at or after `since_seq` is marked "earlier in this conversation".
+    """
+    if not hits:
+        return ""
+    far = datetime.min.replace(tzinfo=timezone.utc)
+    ordered = sorted(hits, key=lambda h: (_date(h) or far, (h.source or {}).get("session_id") or "",
+                                          (h.source or {}).get("seq") or 0, h.id))
+    lines, last = [], None
+    for hit in ordered:
+        header = _header(hit, session_id, since_seq)
+        if header != last:
+            lines.append(header)
+            last = header
+        lines.append(_line(hit))
+    return prompts.MEMORY_OPEN + "\n".join(lines) + prompts.MEMORY_CLOSE
+
+
+def pack_by_value(hits: list[Hit], budget_tokens: int, count: Callable[[str], int], *,
+                  packing: Packing = Packing(), values: list[float] | None = None,
+                  session_id: str | None = None, since_seq: int | None = None) -> list[Hit]:
+    """The hits with the most value per token that fit: greedy by value / tokens**cost_power, then verified;
+    a line said twice (same words, any case) is packed once.
+
+    `count(format_block(result)) <= budget_tokens` always holds (dropping the least valuable when BPE is
+    not additive). Value defaults to `relevance(hits)`; a hit's cost is its line plus its date line.
+    """
+    if budget_tokens <= 0 or not hits:
+        return []
+    values = relevance(hits) if values is None else values
+    floor = packing.min_relevance * max(values, default=0.0)
+    frame = count(prompts.MEMORY_OPEN + prompts.MEMORY_CLOSE)
+    costs = [count(_line(h)) + 1 for h in hits]
+    header_cost = count(_header(hits[0], session_id, since_seq)) + 1
+    order = sorted(range(len(hits)), key=lambda i: -values[i] / max(costs[i], 1) ** packing.cost_power)
+    used, chosen, days, seen = frame, [], set(), set()
+    for i in order:
+        if values[i] <= 0 or values[i] < floor:
+            continue
+        same = " ".join(_line(hits[i]).lower().split())
+        if same in seen:  # the same words said again add nothing (chit-chat repeats); the best-valued copy stays
+            continue
+        day = _header(hits[i], session_id, since_seq)
+        cost = costs[i] + (0 if day in days else header_cost)
+        if used + cost <= budget_tokens:
+            chosen.append(i)
+            days.add(day)
+            seen.add(same)
+            used += cost
+    chosen.sort(key=lambda i: -values[i])
+    result = [hits[i] for i in chosen]
+    while result and count(format_block(result, session_id=session_id, since_seq=since_seq)) > budget_tokens:
+        result.pop()
+    return result
+
+
+def with_neighbours(index: "MemoryIndex", user_id: str, packed: list[Hit], budget_tokens: int,
+                    count: Callable[[str], int], *, packing: Packing = Packing(),
+                    exclude: set[tuple] = frozenset(), session_id: str | None = None,
+                    since_seq: int | None = None) -> list[Hit]:
+    """Add the turns just before/after packed turn memories while the block still fits (best hits first)."""
+    if packing.neighbours <= 0 or not packed:
+        return packed
+    have = {((h.source or {}).get("session_id"), (h.source or {}).get("seq")) for h in packed}
+    wanted: list[tuple] = []
+    for hit in packed:  # best first
+        sid, seq = (hit.source or {}).get("session_id"), (hit.source or {}).get("seq")
+        if hit.kind != "episode" or seq is None:
+            continue
+        for step in range(1, packing.neighbours + 1):
+            for key in ((sid, seq - step), (sid, seq + step)):
+                if key not in have and key not in exclude and key not in wanted:
+                    wanted.append(key)
+    if not wanted:
+        return packed
+    found = _turns_at(index, user_id, set(wanted))
+    result = list(packed)
+    used = count(format_block(result, session_id=session_id, since_seq=since_seq))
+    days = {_header(h, session_id, since_seq) for h in result}
+    for key in wanted:  # add by estimate (line + newline, + a date line when new), verify once at the end
+        hit = found.get(key)
+        if hit is None:
+            continue
+        day = _header(hit, session_id, since_seq)
+        cost = count(_line(hit)) + 1 + (0 if day in days else count(day) + 1)
+        if used + cost <= budget_tokens:
+            result.append(hit)
+            days.add(day)
+            used += cost
+    while len(result) > len(packed) and count(format_block(result, session_id=session_id,
+                                                           since_seq=since_seq)) > budget_tokens:
+        result.pop()  # BPE is not exactly additive: drop the last neighbours added
+    return result
+
+
+def _turns_at(index: "MemoryIndex", user_id: str, keys: set[tuple]) -> dict[tuple, Hit]:
+    """The user's active episode memories at these (session_id, seq) sources, from the index's cache."""
+    user_id = check_user_id(user_id)
+    out = {}
+    with index._lock:
+        rows = index._rows(user_id)
+        for row in range(rows.n):
+            source = rows.sources[row] or {}
+            key = (source.get("session_id"), source.get("seq"))
+            if key in keys and rows.active[row] and rows.kinds[row] == "episode":
+                out[key] = rows.hit(row, 0.0)
+    return out

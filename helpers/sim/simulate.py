@@ -1,0 +1,275 @@
+"""The conversation simulator and its strategy table: tokens and USD per turn. Taught in 03_context_window_overflow, "The cost of resending everything"."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Protocol, runtime_checkable
+
+import anthropic
+import numpy as np
+from tqdm import tqdm  # text bar: a widget bar saved in a notebook shows "model not found" after a reload
+
+from helpers.config import Settings
+from helpers.llm import get_client
+from helpers.memory import BoundedMemory, HistoryMemory, StatelessMemory, TurnResult, VectorMemory
+from helpers.pricing import CostLedger, Price, cost_of, price_of
+from helpers.db.store import Store, mongomock_store
+
+__all__ = [
+    "Strategy",
+    "StrategyFactory",
+    "STRATEGIES",
+    "register_strategy",
+    "make_strategy",
+    "available_strategies",
+    "DEFAULT_KEEP_LAST",
+    "SIMULATION_CONTEXT_WINDOW",
+    "simulation_client",
+    "SimulationResult",
+    "simulate",
+    "is_overflow",
+]
+
+@runtime_checkable
+class Strategy(Protocol):
+    """A memory strategy: anything with `turn(text) -> TurnResult` (every class in helpers.memory is one)."""
+
+    def turn(self, text: str) -> TurnResult: ...
+
+
+StrategyFactory = Callable[..., Strategy]  # factory(client, settings, **kw) -> Strategy
+
+DEFAULT_KEEP_LAST = 6  # messages (3 exchanges) the last-K workaround keeps
+
+
+def _naive(client: anthropic.Anthropic, settings: Settings, *, system: str | None = None, model: str | None = None,
+           max_tokens: int | None = None, ledger: CostLedger | None = None) -> Strategy:
+    """Naive history: every turn resends the whole conversation (HistoryMemory)."""
+    return HistoryMemory(client, settings, system=system, model=model, max_tokens=max_tokens, ledger=ledger)
+
+
+def _last_k(client: anthropic.Anthropic, settings: Settings, *, keep_last: int = DEFAULT_KEEP_LAST,
+            system: str | None = None, model: str | None = None, max_tokens: int | None = None,
+            ledger: CostLedger | None = None) -> Strategy:
+    """The naive workaround: send only the last `keep_last` messages (HistoryMemory(keep_last=K))."""
+    if not isinstance(keep_last, int) or keep_last < 0:
+        raise ValueError(f"keep_last must be a whole number of messages ≥ 0, got {keep_last!r}")
+    return HistoryMemory(client, settings, system=system, model=model, max_tokens=max_tokens, ledger=ledger,
+                         keep_last=keep_last)
+
+
+def _stateless(client: anthropic.Anthropic, settings: Settings, **kw: Any) -> Strategy:
+    """No memory at all: every turn is sent alone (StatelessMemory)."""
+    return StatelessMemory(client, settings, **kw)
+
+
+def _bounded(client: anthropic.Anthropic, settings: Settings, *, store: Store | None = None,
+             budget: int | None = None, summary_max_tokens: int | None = None, system: str | None = None,
+             model: str | None = None, max_tokens: int | None = None, ledger: CostLedger | None = None,
+             user_id: str = "simulation", session_id: str | None = None) -> Strategy:
+    """Bounded memory (window + running summary); an in-memory store unless `store` is given."""
+    return BoundedMemory(client, settings, store=store or mongomock_store("simulation"), user_id=user_id,
+                         session_id=session_id, budget=budget, summary_max_tokens=summary_max_tokens, system=system,
+                         model=model, max_tokens=max_tokens, ledger=ledger)
+
+
+def _vector(client: anthropic.Anthropic, settings: Settings, *, store: Store | None = None, **kw: Any) -> Strategy:
+    """Vector memory (bounded + long-term retrieval); an in-memory store unless `store` is given."""
+    kw.setdefault("user_id", "simulation")
+    return VectorMemory(client, settings, store=store or mongomock_store("simulation"), **kw)
+
+
+# The strategy table: every name the simulator, the notebooks and `python -m helpers.bench --strategy` know.
+STRATEGIES: dict[str, StrategyFactory] = {
+    "naive": _naive,
+    "last_k": _last_k,
+    "stateless": _stateless,
+    "bounded": _bounded,
+    "vector": _vector,
+}
+
+
+def register_strategy(name: str, factory: StrategyFactory, *, replace: bool = False) -> StrategyFactory:
+    """Add a strategy factory `factory(client, settings, **kw) -> Strategy` under `name`; returns the factory."""
+    if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", name):
+        raise ValueError(f"strategy name must be lower_snake_case, got {name!r}")
+    if not callable(factory):
+        raise TypeError(f"factory for {name!r} must be callable: factory(client, settings, **kw) -> strategy")
+    if name in STRATEGIES and STRATEGIES[name] is not factory and not replace:
+        raise ValueError(f"strategy {name!r} is already registered; pass replace=True to override it")
+    STRATEGIES[name] = factory
+    return factory
+
+
+def available_strategies() -> list[str]:
+    """The strategy names in the table, sorted."""
+    return sorted(STRATEGIES)
+
+
+def make_strategy(name: str, client: anthropic.Anthropic, settings: Settings, **kw: Any) -> Strategy:
+    """Build the registered strategy `name` (e.g. "naive", "last_k") with `kw` passed to its factory."""
+    names = available_strategies()
+    if name not in STRATEGIES:
+        raise KeyError(f"unknown strategy {name!r}; registered: {', '.join(names)} "
+                       "(add one with helpers.sim.simulate.register_strategy)")
+    return STRATEGIES[name](client, settings, **kw)
+
+
+# ---------------------------------------------------------------------------- simulation
+
+SIMULATION_CONTEXT_WINDOW = 100_000_000  # offline window for simulations: large enough never to overflow
+
+
+def simulation_client(settings: Settings, *, context_window: int | None = None) -> anthropic.Anthropic:
+    """An offline client for simulations (always offline: long runs against the live API cost real money)."""
+    return get_client(settings.with_(anthropic_api_key=None), context_window=context_window or SIMULATION_CONTEXT_WINDOW,
+                      faults="", max_retries=0)  # faults="": GTE_OFFLINE_FAULTS does not apply to simulations
+
+
+def is_overflow(err: BaseException) -> bool:
+    """True when `err` (or the error it wraps) is the API's "prompt is too long" BadRequestError."""
+    seen = err
+    for _ in range(4):
+        if isinstance(seen, anthropic.BadRequestError) and "prompt is too long" in str(seen):
+            return True
+        seen = getattr(seen, "cause", None) or seen.__cause__
+        if seen is None:
+            return False
+    return False
+
+
+@dataclass
+class SimulationResult:
+    """Per-turn input/output tokens and USD of one simulated conversation, with totals and a growth fit."""
+
+    strategy: str
+    model: str
+    input_tokens: list[int] = field(default_factory=list)
+    output_tokens: list[int] = field(default_factory=list)
+    cost_usd: list[float] = field(default_factory=list)
+    replies: list[str] = field(default_factory=list, repr=False)
+    overflow_turn: int | None = None       # 1-based turn whose request was too long (the run stopped there)
+    overflow_message: str | None = None
+    cost_by_purpose: dict | None = None    # from the strategy's CostLedger, when it has one
+
+    @property
+    def turns(self) -> int:
+        """Turns that completed."""
+        return len(self.input_tokens)
+
+    @property
+    def total_input_tokens(self) -> int:
+        return sum(self.input_tokens)
+
+    @property
+    def total_output_tokens(self) -> int:
+        return sum(self.output_tokens)
+
+    @property
+    def total_cost_usd(self) -> float:
+        return sum(self.cost_usd)
+
+    @property
+    def max_turn_input_tokens(self) -> int:
+        """The largest single request: what must fit in the context window."""
+        return max(self.input_tokens, default=0)
+
+    def cumulative_input_tokens(self) -> list[int]:
+        out, total = [], 0
+        for n in self.input_tokens:
+            total += n
+            out.append(total)
+        return out
+
+    def cumulative_cost_usd(self) -> list[float]:
+        out, total = [], 0.0
+        for c in self.cost_usd:
+            total += c
+            out.append(total)
+        return out
+
+    def fit_power_law(self) -> float:
+        """Exponent k of cumulative input tokens ∝ turn^k: log-log least squares over the second half of turns."""
+        if self.turns < 4:
+            raise ValueError(f"need at least 4 turns to fit a growth exponent, have {self.turns}")
+        start = self.turns // 2
+        t = np.arange(start + 1, self.turns + 1, dtype=float)
+        y = np.asarray(self.cumulative_input_tokens()[start:], dtype=float)
+        return float(np.polyfit(np.log(t), np.log(y), 1)[0])
+
+    def fit_quadratic(self) -> tuple[float, float, float]:
+        """(a, b, c) of the least-squares fit cumulative cost ≈ a·t² + b·t + c over all turns."""
+        if self.turns < 3:
+            raise ValueError(f"need at least 3 turns to fit a quadratic, have {self.turns}")
+        t = np.arange(1, self.turns + 1, dtype=float)
+        a, b, c = np.polyfit(t, np.asarray(self.cumulative_cost_usd()), 2)
+        return float(a), float(b), float(c)
+
+    def to_dict(self) -> dict:
+        """A JSON-ready summary: totals, per-turn lists and the fitted exponent (replies left out)."""
+        return {
+            "strategy": self.strategy,
+            "model": self.model,
+            "turns": self.turns,
+            "total_input_tokens": self.total_input_tokens,
+            "total_output_tokens": self.total_output_tokens,
+            "max_turn_input_tokens": self.max_turn_input_tokens,
+            "cost_usd": self.total_cost_usd,
+            "per_turn_input_tokens": list(self.input_tokens),
+            "per_turn_output_tokens": list(self.output_tokens),
+            "per_turn_cost_usd": list(self.cost_usd),
+            "fitted_exponent": self.fit_power_law() if self.turns >= 4 else None,
+            "overflow_turn": self.overflow_turn,
+            "overflow_message": self.overflow_message,
+            "cost_by_purpose": self.cost_by_purpose,
+        }
+
+
+def simulate(strategy: Strategy, script: Iterable[str], *, progress: bool = False, name: str | None = None,
+             model: str | None = None, prices: Mapping[str, Price] | None = None,
+             on_overflow: str = "raise") -> SimulationResult:
+    """Run every scripted user message through `strategy.turn` and record tokens and USD per turn.
+
+    Cost per turn is the priced `usage` of the chat call; if the strategy has a `CostLedger` (`.ledger`),
+    it is every call the ledger recorded during that turn (chat plus any summary/extraction calls).
+    `on_overflow="stop"` ends the run at the first "prompt is too long" error and records its turn;
+    `"raise"` (default) lets the error propagate.
+    """
+    if on_overflow not in ("raise", "stop"):
+        raise ValueError(f"on_overflow must be 'raise' or 'stop', got {on_overflow!r}")
+    if not callable(getattr(strategy, "turn", None)):
+        raise TypeError(f"{type(strategy).__name__} is not a strategy: it needs a turn(text) -> TurnResult method")
+    texts = list(script)
+    model = model or getattr(strategy, "model", None) or "claude-haiku-4-5"
+    price_of(model, prices)  # fail before the first turn if the model has no price
+    ledger = getattr(strategy, "ledger", None)
+    ledger = ledger if isinstance(ledger, CostLedger) else None
+    label = name or getattr(strategy, "name", None) or getattr(strategy, "stage", None) or type(strategy).__name__
+    result = SimulationResult(strategy=label, model=model)
+    bar = tqdm(texts, desc=label, unit="turn", disable=not progress, leave=False)
+    try:
+        for i, text in enumerate(bar, start=1):
+            seen = len(ledger.entries) if ledger is not None else 0
+            try:
+                turn = strategy.turn(text)
+            except Exception as err:
+                if on_overflow == "stop" and is_overflow(err):
+                    result.overflow_turn = i
+                    result.overflow_message = str(getattr(err, "cause", None) or err)
+                    break
+                raise
+            if ledger is not None and len(ledger.entries) > seen:
+                cost = sum(e.cost_usd for e in ledger.entries[seen:])
+            else:
+                cost = cost_of({"input_tokens": turn.input_tokens, "output_tokens": turn.output_tokens}, model, prices)
+            result.input_tokens.append(turn.input_tokens)
+            result.output_tokens.append(turn.output_tokens)
+            result.cost_usd.append(cost)
+            result.replies.append(turn.reply)
+            bar.set_postfix(input_tokens=turn.input_tokens, refresh=False)
+    finally:
+        bar.close()
+    if ledger is not None:
+        result.cost_by_purpose = ledger.totals_by_purpose()
+    return result

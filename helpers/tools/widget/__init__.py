@@ -1,0 +1,8 @@
+"""The chat widget (helpers.tools.widget.events) and its pure state → HTML rendering (helpers.tools.widget.render). Tools for 06_elephant, "A scripted demo, through the widget"."""
+
+from __future__ import annotations
+
+from helpers.tools.widget.events import MAX_LOG_LINES, ChatWidget
+from helpers.tools.widget.render import gauge_html
+
+__all__ = ["ChatWidget", "gauge_html", "MAX_LOG_LINES"]

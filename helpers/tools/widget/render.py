@@ -1,0 +1,211 @@
+"""Pure state → HTML for the chat widget: log, summary, window, token gauge, memories, cost. Tools for 06_elephant, "A scripted demo, through the widget".
+
+Every function takes plain data (a `memory.state()` dict, log lines) and returns an HTML string, so each
+panel can be tested without a kernel or a browser. Every part carries a CSS class (`gte-summary`,
+`gte-window`, `gte-gauge`, `gte-retrieved`, `gte-cost`; log lines `gte-msg-user`, `gte-msg-assistant`,
+`gte-msg-error`, `gte-msg-notice`) so browser tests can find them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+from typing import Any
+
+__all__ = ["gauge_html", "log_html", "summary_html", "state_error_html", "window_html", "gauge_panel_html",
+           "retrieved_html", "cost_html", "MUTED"]
+
+_PANEL = ("border:1px solid var(--jp-border-color2,#ddd);border-radius:6px;padding:6px 8px;margin:0 0 6px 0;"
+          "font-size:12px;line-height:1.35;box-sizing:border-box;max-width:100%;overflow-wrap:anywhere")
+_HEAD = "font-weight:600;margin-bottom:3px"
+MUTED = _MUTED = "color:var(--jp-ui-font-color2,#777)"  # MUTED: for the widget's own notes
+_LINE = {  # role -> inline style of a log line (work in light and dark themes)
+    "user": "background:rgba(33,150,243,.14);border-left:3px solid #2196f3",
+    "assistant": "background:rgba(76,175,80,.12);border-left:3px solid #4caf50",
+    "error": "background:rgba(244,67,54,.14);border-left:3px solid #f44336;color:var(--jp-error-color1,#c62828)",
+    "notice": "background:rgba(255,152,0,.12);border-left:3px solid #ff9800",
+}
+_LABEL = {"user": "You", "assistant": "Assistant", "error": "Error", "notice": "Notice"}
+_GAUGE_COLOURS = {"system": "#9e9e9e", "summary": "#ab47bc", "memories": "#ffa726", "window": "#42a5f5"}
+
+
+def _esc(text: Any) -> str:
+    """`text` as HTML-safe text (quotes escaped too)."""
+    return html.escape(str(text), quote=True)
+
+
+def _panel(css_class: str, title: str, body: str) -> str:
+    """A titled, bordered side panel; `css_class`-body names it for browser tests."""
+    return f'<div class="{css_class}-body" style="{_PANEL}"><div style="{_HEAD}">{_esc(title)}</div>{body}</div>'
+
+
+def gauge_html(gauge: dict) -> str:
+    """A stacked bar: system / summary / memories / window tokens, with the window's budget marked."""
+    parts = {name: gauge.get(name) for name in ("system", "summary", "memories", "window")}
+    known = {name: int(v) for name, v in parts.items() if isinstance(v, (int, float)) and v > 0}
+    budget = gauge.get("budget")
+    shared = "memory_cap" in gauge  # one context budget covers summary + memories + window (helpers.memory.budget)
+    fixed = sum(v for name, v in known.items() if name == "system" or (name != "window" and not shared))
+    total = sum(known.values())
+    # The window has room up to its budget after the fixed parts; the bar shows that room.
+    scale = max(total, fixed + budget if budget else total, 1)
+    segments = "".join(
+        f'<div class="gte-gauge-{name}" title="{name}: {tokens:,} tokens" style="width:{100 * tokens / scale:.2f}%;'
+        f'background:{_GAUGE_COLOURS[name]};height:100%"></div>'
+        for name, tokens in known.items())
+    marker = ""
+    if budget:
+        left = min(100.0, 100 * (fixed + budget) / scale)
+        marker = (f'<div title="{"context" if shared else "window"} budget" style="position:absolute;left:{left:.2f}%;top:-3px;bottom:-3px;'
+                  'border-left:2px dashed #e53935"></div>')
+    bar = (f'<div style="position:relative;display:flex;height:14px;border-radius:3px;'
+           f'background:var(--jp-layout-color3,#eee);margin:4px 0">{segments}{marker}</div>')
+
+    def label(name: str) -> str:
+        value = parts[name]
+        shown = "?" if value is None else f"{int(value):,}"
+        if name == "window" and budget and not shared:
+            shown += f" / {int(budget):,}"
+        if name == "memories" and shared:
+            shown += f" (up to {int(gauge['memory_cap']):,}, {_esc(str(gauge.get('evidence', '')))} evidence)"
+        swatch = f'<span style="display:inline-block;width:9px;height:9px;background:{_GAUGE_COLOURS[name]}"></span>'
+        return (f'<span class="gte-gauge-label-{name}" style="display:inline-block;white-space:nowrap;'
+                f'margin-right:8px">{swatch} {name} {shown}</span>')
+
+    legend = "".join(label(name) for name in parts)
+    note = f'<div style="{_MUTED}">≈ {total:,} input tokens before the new message'
+    scope = "context budget (summary + memories + window)" if shared else "window budget"
+    note += f"; {scope} {int(budget):,} (dashed line)</div>" if budget else "</div>"
+    return bar + f"<div>{legend}</div>" + note
+
+def log_html(lines: list[tuple[str, str]]) -> str:
+    """The chat log: one coloured line per (role, text), newest at the bottom, in a scroll box pinned to it."""
+    rows = "".join(
+        f'<div class="gte-msg gte-msg-{role}" style="{_LINE[role]};padding:4px 8px;margin:3px 0;'
+        f'border-radius:3px;white-space:pre-wrap;overflow-wrap:anywhere"><b>{_LABEL[role]}:</b> {_esc(text)}</div>'
+        for role, text in lines)
+    if not rows:
+        rows = f'<div style="{_MUTED}">No messages yet.</div>'
+    count = (f'<div class="gte-log-count" style="{_MUTED};font-size:11px">{len(lines)} messages, newest at '
+             "the bottom: scroll up for older ones</div>") if len(lines) > 6 else ""
+    # column-reverse keeps the scroll position pinned to the newest line; a scrollbar that is always there
+    # shows that older lines are above
+    return (f'{count}<div class="gte-log-scroll" style="max-height:380px;overflow-y:scroll;'
+            f'display:flex;flex-direction:column-reverse;{_PANEL}"><div>{rows}</div></div>')
+
+
+def summary_html(state: dict) -> str:
+    """The rolling-summary panel: the summary, its size and retention, lost facts, unsummarised turns."""
+    summary = state.get("summary") or ""
+    retention = state.get("retention")
+    if summary:
+        body = f'<div class="gte-summary-text" style="white-space:pre-wrap">{_esc(summary)}</div>'
+        tokens = state.get("summary_tokens")
+        meta = [f"{tokens:,} tokens"] if tokens else []
+        meta.append("retention n/a (no stated facts to check)" if retention is None
+                    else f"retention {retention:.0%} of the facts it is responsible for")
+        body += f'<div class="gte-retention" style="{_MUTED}">{_esc(" · ".join(meta))}</div>'
+        missing = state.get("missing") or []
+        if missing:  # the facts the summary lost, each on its own line
+            lost = "".join(f"<li>{_esc(m)}</li>" for m in missing[:8])
+            more = f"<li>… and {len(missing) - 8} more</li>" if len(missing) > 8 else ""
+            body += (f'<div class="gte-lost" style="{_LINE["error"]};padding:2px 6px">lost from the summary:'
+                     f'<ul style="margin:2px 0 0 0;padding-left:1.2em">{lost}{more}</ul></div>')
+    elif state.get("budget") is None and state.get("stage") in ("stateless", "history"):
+        body = f'<div style="{_MUTED}">This strategy keeps no summary.</div>'
+    else:
+        body = f'<div style="{_MUTED}">(empty: nothing has left the window yet)</div>'
+    warning = state.get("summary_warning")  # turns left out of the summary (in the logs; --rebuild recovers)
+    if warning or state.get("unsummarised"):
+        text = f"{state.get('unsummarised') or 0} message(s) unsummarised: {warning or 'run --rebuild'}"
+        body += f'<div class="gte-summary-warning" style="{_LINE["notice"]}">⚠ {_esc(text)}</div>'
+    return _panel("gte-summary", "Rolling summary", body)
+
+
+def state_error_html(err: BaseException) -> str:
+    """The summary panel when `memory.state()` failed: the error, so the chat stays usable."""
+    return _panel("gte-summary", "Summary", f'<div style="{_LINE["error"]}">could not read '
+                  f"the memory's state: {_esc(type(err).__name__)}: {_esc(err)}</div>")
+
+
+def window_html(state: dict) -> str:
+    """The window panel: the messages the next request resends, with their token counts and the budget."""
+    window = state.get("window") or []
+    rows = "".join(
+        f'<li class="gte-window-msg gte-window-{_esc(m.get("role"))}"><b>{_esc(m.get("role"))}</b> '
+        f'<span style="{_MUTED}">({_esc(m.get("tokens") if m.get("tokens") is not None else "?")} tok)</span> '
+        f'{_esc(_short(m.get("text", "")))}</li>' for m in window)
+    budget = state.get("budget")
+    head = f"Window: {len(window)} messages, {state.get('window_tokens', 0) or 0:,} tokens"
+    head += f" (budget {budget:,})" if budget else ""
+    body = f'<ol style="margin:0;padding-left:18px">{rows}</ol>' if rows else f'<div style="{_MUTED}">(empty)</div>'
+    return _panel("gte-window", head, body)
+
+
+def gauge_panel_html(state: dict) -> str:
+    """The token-gauge panel for `state` (its "gauge", or one built from summary and window tokens)."""
+    gauge = state.get("gauge") or {"system": None, "summary": state.get("summary_tokens") or 0, "memories": 0,
+                                   "window": state.get("window_tokens") or 0, "budget": state.get("budget")}
+    body = gauge_html(gauge)
+    if state.get("gauge") and gauge.get("system") is None:
+        body += f'<div style="{_MUTED}">system ?: the system prompt just changed; the next turn counts it</div>'
+    return _panel("gte-gauge", "Token gauge (next request)", body)
+
+
+def retrieved_html(state: dict) -> str:
+    """The long-term memory panel: what was retrieved for the last turn, and the stored memories."""
+    retrieved = state.get("retrieved") or []
+    memories = state.get("memories") or []
+    if not retrieved and not memories and state.get("stage") != "vector":
+        return _panel("gte-retrieved", "Retrieved memories",
+                      f'<div style="{_MUTED}">none: this stage has no long-term memory</div>')
+    rows = "".join(f"<li>{_memory_line(m)}</li>" for m in retrieved)
+    body = (f'<ul style="margin:0;padding-left:18px">{rows}</ul>' if rows
+            else f'<div style="{_MUTED}">nothing retrieved for the last turn</div>')
+    if memories:
+        items = "".join(f"<li>{_memory_line(m)}</li>" for m in memories[:50])
+        body += (f"<details><summary>{len(memories)} stored memories</summary>"
+                 f'<ul style="margin:0;padding-left:18px">{items}</ul></details>')
+    return _panel("gte-retrieved", "Retrieved for the last turn", body)
+
+
+def cost_html(last: dict | None, total_usd: float) -> str:
+    """The cost panel: the last turn's USD (split by purpose when several calls were made) and the running total."""
+    if last is None:
+        body = f'<div style="{_MUTED}">no turn yet</div>'
+    else:
+        cost = "n/a (no price for this model)" if last["cost"] is None else f"${last['cost']:.6f}"
+        by = last["by_purpose"]
+        parts = " + ".join(f"{p} ${v:.6f}" for p, v in by.items()) if len(by) > 1 else ""
+        body = (f"<div>last turn: <b>{cost}</b>{f' ({_esc(parts)})' if parts else ''}</div>"
+                f"<div>chat call: {last['input_tokens']:,} input + {last['output_tokens']:,} output tokens</div>"
+                f'<div style="{_MUTED}">this widget so far: ${total_usd:.6f}</div>')
+    return _panel("gte-cost", "Cost", body)
+
+
+def _short(text: Any, limit: int = 160) -> str:
+    """`text` cut to `limit` characters with an ellipsis."""
+    text = str(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _memory_line(m: Any) -> str:
+    """One retrieved or stored memory (a dict or a dataclass): [kind] text (score, date)."""
+    if dataclasses.is_dataclass(m) and not isinstance(m, type):
+        m = dataclasses.asdict(m)
+    if not isinstance(m, dict):
+        return _esc(_short(m))
+    meta = []
+    if isinstance(m.get("similarity"), (int, float)):  # cosine to the question: comparable across turns
+        meta.append(f"similarity {m['similarity']:.2f}")
+    elif isinstance(m.get("lexical"), (int, float)) and m["lexical"] > 0:
+        meta.append(f"BM25 {m['lexical']:.1f}")
+    elif isinstance(m.get("score"), (int, float)) and m["score"] > 0:
+        meta.append(f"score {m['score']:.2f}")
+    elif m.get("score") == 0 and m.get("kind") == "episode":
+        meta.append("neighbour of a hit")
+    if m.get("created_at"):
+        meta.append(str(m["created_at"])[:16])
+    kind = f'<span class="gte-kind-{_esc(m.get("kind", ""))}" style="{_MUTED}">[{_esc(m.get("kind", "memory"))}]</span> '
+    tail = f' <span style="{_MUTED}">({_esc(", ".join(meta))})</span>' if meta else ""
+    return kind + _esc(_short(m.get("text", ""))) + tail

@@ -1,0 +1,141 @@
+"""VectorMemory: retrieved long-term memory composed with the bounded window and summary (notebook 05)."""
+
+import json
+import os
+import subprocess
+import sys
+
+from datetime import datetime, timezone
+
+import pytest
+
+from helpers.config import load_settings
+from helpers.llm import get_client
+from helpers.retrieval.turns import day_label
+from helpers.memory import BoundedMemory, VectorMemory
+from helpers.prompts import MEMORY_OPEN, SCOUT_PERSONA
+from helpers.sim.scripts import trip_script
+from helpers.db.store import mongomock_store
+
+FLIGHT = "My flight number is UA1432."
+
+
+@pytest.fixture
+def settings():
+    return load_settings({})
+
+
+def vector(client, settings, store, user="maya", **kw):
+    kw.setdefault("budget", 200)
+    kw.setdefault("summary_max_tokens", 40)
+    return VectorMemory(client, settings, store=store, user_id=user, session_id=kw.pop("session_id", "s1"), **kw)
+
+
+def test_fact_from_100_turns_ago_comes_back_when_window_and_summary_lost_it(settings):
+    client, store = get_client(settings), mongomock_store()
+    memory = vector(client, settings, store)
+    memory.turn(FLIGHT)
+    for text in trip_script(100):
+        memory.turn(text)
+    state = memory.state()
+    assert all("UA1432" not in m["text"] for m in state["window"])  # long gone from the window
+    assert any("UA1432" in m["text"] for m in state["memories"])
+    request = memory.build_request("What is my flight number?")
+    assert request["system"].startswith(SCOUT_PERSONA)
+    # carried by the long-term memory block, whatever the capped summary happened to keep
+    assert "UA1432" in request["system"][request["system"].index(MEMORY_OPEN):]
+    # the bounded stage has only what its summary kept: its reply can hold the number only if its request did
+    bounded = BoundedMemory(client, settings, store=store, user_id="maya", session_id="s1", budget=200,
+                            summary_max_tokens=40)
+    alone = bounded.turn("What is my flight number?")
+    assert ("UA1432" in alone.reply) <= ("UA1432" in alone.request["system"])
+    assert "UA1432" in memory.turn("What is my flight number?").reply
+
+
+def test_other_users_never_see_the_memory(settings):
+    client, store = get_client(settings), mongomock_store()
+    vector(client, settings, store).turn(FLIGHT)
+    for other in ("bob", '{"$ne": null}', "maya "):
+        stranger = vector(client, settings, store, user=other)
+        result = stranger.turn("What is my flight number?")
+        assert "UA1432" not in result.reply and result.retrieved == []
+        assert stranger.state()["memories"] == []
+
+
+def test_retrieved_memories_are_dated_data_inside_the_budget(settings):
+    client, store = get_client(settings), mongomock_store()
+    memory = vector(client, settings, store, memory_budget=120)
+    for text in [FLIGHT, "My favorite color is teal.", "I live in Portland.", *trip_script(20)]:
+        memory.turn(text)
+    result = memory.turn("What is my favorite color?")
+    system = result.request["system"]
+    block = system[system.index(MEMORY_OPEN):]
+    today = day_label(datetime.now(timezone.utc))
+    assert "data, not instructions" in block and f"[{today} · earlier in this conversation]" in block
+    from helpers.offline import count_text_tokens
+    assert count_text_tokens(block) <= 120
+    assert result.retrieved and "teal" in result.reply
+
+
+def test_contradiction_is_superseded_not_deleted(settings):
+    client, store = get_client(settings), mongomock_store()
+    memory = vector(client, settings, store)
+    memory.turn("I live in Los Angeles.")
+    memory.turn("I moved to Denver last month.")
+    texts = [m["text"] for m in memory.state()["memories"]]
+    assert any("Denver" in t for t in texts) and not any("Los Angeles" in t for t in texts)
+    history = memory.facts.history("maya")
+    old = next(d for d in history if "Los Angeles" in d["text"])
+    assert old["superseded_by"] is not None and old["valid_to"] is not None
+
+
+def test_extraction_failure_keeps_the_exchange_pending_then_stores_it(settings):
+    store = mongomock_store()
+    flaky = get_client(settings, faults="ok,500", max_retries=0)   # chat ok, extraction fails
+    memory = vector(flaky, settings, store, budget=5000)
+    memory.turn(FLIGHT)
+    assert memory.state()["facts_pending"] == 1
+    assert not any("UA1432" in m["text"] for m in memory.state()["memories"] if m["kind"] == "fact")
+    memory.turn("Any tips for tacos?")
+    state = memory.state()
+    assert state["facts_pending"] == 0 and any("UA1432" in m["text"] for m in state["memories"])
+
+
+def test_background_extraction_loses_nothing_on_close(settings):
+    client, store = get_client(settings), mongomock_store()
+    memory = vector(client, settings, store, background=True)
+    memory.turn(FLIGHT)
+    memory.turn("My favorite color is teal.")
+    memory.close()
+    texts = " ".join(m["text"] for m in memory.state()["memories"])
+    assert "UA1432" in texts and "teal" in texts
+
+
+def test_import_extracts_facts(settings):
+    client, store = get_client(settings), mongomock_store()
+    memory = vector(client, settings, store)
+    turns = [{"role": "user", "content": FLIGHT}, {"role": "assistant", "content": "Noted."}]
+    state = memory.import_turns(turns)
+    assert any("UA1432" in m["text"] for m in state["memories"])
+
+
+def run_cli(stdin: str, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "ANTHROPIC_API_KEY": ""}
+    return subprocess.run([sys.executable, "-m", "helpers.chat", "--stage", "vector", *args], input=stdin,
+                          capture_output=True, text=True, timeout=300, env=env)
+
+
+@pytest.mark.slow
+def test_cli_recalls_across_processes_and_users(tmp_path):
+    session_file = str(tmp_path / ".session_id")
+    # --budget is the vector stage's one context budget (persona, last exchange, summary and memories)
+    common = ["--session-file", session_file, "--budget", "400", "--summary-max-tokens", "40"]
+    lines = "\n".join([FLIGHT, *trip_script(100)]) + "\n"
+    first = run_cli(lines, "--user", "maya", *common)
+    assert first.returncode == 0, first.stderr
+    state = json.loads(run_cli("", "--user", "maya", *common, "--show-state").stdout)
+    assert any("UA1432" in m["text"] for m in state["memories"])
+    shown = json.loads(run_cli("", "--user", "maya", *common, "--show-request", "What is my flight number?").stdout)
+    assert "UA1432" in shown["system"][shown["system"].index(MEMORY_OPEN):]
+    assert "UA1432" in run_cli("What is my flight number?\n", "--user", "maya", *common).stdout
+    assert "UA1432" not in run_cli("What is my flight number?\n", "--user", "bob", *common).stdout
