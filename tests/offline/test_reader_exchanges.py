@@ -4,7 +4,7 @@ import json
 import uuid
 
 from helpers.bench.reader_eval import declines
-from tests.test_chat_cli import replies, run_chat
+from tests.tools.test_chat_cli import replies, run_chat
 
 
 def _args(tmp_path, stage: str, user: str, session: str = "s") -> list[str]:
