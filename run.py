@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Set up and run the Goldfish to Elephant series with nothing but Python >= 3.10.
 
-    python3 run.py lab     # create .venv, install everything, open JupyterLab on notebooks/ (offline by default)
+    python3 run.py lab     # create .venv, install everything, open JupyterLab at notebooks/01 (offline by default)
     python3 run.py test    # create .venv, install everything, run the whole test suite (incl. every notebook)
     python3 run.py setup   # only create/update .venv
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import venv
@@ -78,17 +79,42 @@ def _store(command: str) -> int:
     return subprocess.run([str(PY), "-m", "helpers.db.server", command], cwd=ROOT, **quiet).returncode
 
 
-def lab() -> None:
-    """Open JupyterLab on notebooks/; on exit, stop the local database server if this session started it."""
+FIRST_NOTEBOOK = "notebooks/01_goldfish_stateless.ipynb"
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+def lab(extra: list[str] | None = None) -> None:
+    """Open JupyterLab at the repository root with notebook 01 showing, so the notebooks' links to ../helpers/,
+    README.md, docs/ and .env.example open in Lab. Ctrl-C, SIGTERM or SIGHUP (a closed terminal) all end
+    JupyterLab the way its own shutdown does (kernels stopped); then the local database server stops too,
+    if this session started it. Extra arguments go to `jupyter lab` (e.g. --port=8899 --no-browser)."""
     setup()
-    print("Opening JupyterLab on notebooks/ — offline model unless .env sets ANTHROPIC_API_KEY.")
-    extra = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []  # containers often run as root
+    print("Opening JupyterLab at the repository root on notebooks/01 - offline model unless .env sets "
+          "ANTHROPIC_API_KEY.")
+    as_root = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []  # containers run as root
     server_was_running = _store("status") == 0
+    cmd = [str(BIN / "jupyter"), "lab", f"--ServerApp.root_dir={ROOT}", "--ContentsManager.allow_hidden=True",
+           *as_root, *(extra or []), FIRST_NOTEBOOK]  # allow_hidden: README's link to .env.example opens
+    # JupyterLab ignores SIGHUP (a closed terminal reaches the whole process group): this process hears it and
+    # asks JupyterLab to stop cleanly, exactly as for SIGTERM, so no kernel and no server is left behind.
+    child_setup = (lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN)) if hasattr(signal, "SIGHUP") else None
+    jupyter = subprocess.Popen(cmd, cwd=ROOT, preexec_fn=child_setup)
+
+    def forward(signum, _frame):
+        if jupyter.poll() is None:
+            jupyter.send_signal(signal.SIGTERM)  # JupyterLab's own clean stop: shuts its kernels down
+
+    previous = {sig: signal.signal(sig, forward) for sig in STOP_SIGNALS}
     try:
-        subprocess.run([str(BIN / "jupyter"), "lab", "notebooks/", *extra], cwd=ROOT)
-    except KeyboardInterrupt:  # Ctrl-C reaches JupyterLab too; it shuts down on its own
-        pass
+        while True:
+            try:
+                jupyter.wait()
+                break
+            except KeyboardInterrupt:  # Ctrl-C reaches JupyterLab too; it asks to confirm and shuts down itself
+                continue
     finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         if not server_was_running and _store("status") == 0:
             _store("stop")
 
@@ -106,7 +132,7 @@ def main() -> None:
     if command == "setup":
         setup()
     elif command == "lab":
-        lab()
+        lab(extra)
     elif command == "test":
         test(extra)
     else:

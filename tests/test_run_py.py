@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import signal
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -68,3 +71,105 @@ def test_lab_stops_the_local_server_it_started(tmp_path, monkeypatch):
         assert not local_server_status(tmp_path / "data")["running"]
     finally:
         stop_local_server(tmp_path / "data")
+
+
+_LAB_DRIVER = """
+import importlib.util, sys
+from pathlib import Path
+spec = importlib.util.spec_from_file_location("run_py", sys.argv[1])
+run_py = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(run_py)
+run_py.setup = lambda: None                      # the venv is this interpreter's
+run_py.BIN, run_py.PY = Path(sys.executable).parent, Path(sys.executable)
+run_py.lab(sys.argv[2:])
+"""
+
+# The kernel starts the local database server as its first notebook cell would (helpers.db.store does on demand).
+_KERNEL_STARTUP = "import os\nfrom helpers.db.server import ensure_local_server\nensure_local_server(os.environ['GTE_DATA_DIR'])\n"
+
+
+def _processes_mentioning(text: str) -> list[tuple[int, str]]:
+    from helpers.db.processes import cmdline, pid_running
+
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            args = cmdline(int(entry.name)) or []
+            if any(text in a for a in args) and pid_running(int(entry.name)):
+                found.append((int(entry.name), " ".join(args)))
+    return found
+
+
+def _get(url: str, timeout: float = 2.0):
+    import urllib.request
+
+    with urllib.request.urlopen(url, timeout=timeout) as answer:
+        return json.loads(answer.read())
+
+
+def _post(url: str, timeout: float = 30.0):
+    import urllib.request
+
+    with urllib.request.urlopen(urllib.request.Request(url, data=b"{}", method="POST"), timeout=timeout) as answer:
+        return json.loads(answer.read())
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds leftover processes through /proc (Linux)")
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP"])
+def test_lab_serves_the_repository_root_and_a_kill_leaves_no_kernel_and_no_server(tmp_path, sig):
+    """Real JupyterLab via `run.py lab`: links from notebooks/ to ../helpers/ and README.md resolve; `kill -TERM`
+    (or a closed terminal's SIGHUP) of run.py stops JupyterLab, its kernel and the database server it started."""
+    from helpers.db.processes import free_port
+    from helpers.db.server import local_server_status, stop_local_server
+
+    data, ipython = tmp_path / "data", tmp_path / "ipython"
+    (ipython / "profile_default" / "startup").mkdir(parents=True)
+    (ipython / "profile_default" / "startup" / "00_db.py").write_text(_KERNEL_STARTUP)
+    env = {**os.environ, "GTE_DATA_DIR": str(data), "MONGODB_URI": "", "PYTHONPATH": str(ROOT),
+           "IPYTHONDIR": str(ipython), "JUPYTER_CONFIG_DIR": str(tmp_path / "jconfig"),
+           "JUPYTER_DATA_DIR": str(tmp_path / "jdata"), "JUPYTER_RUNTIME_DIR": str(tmp_path / "jruntime"),
+           "MPLCONFIGDIR": str(tmp_path / "mpl")}
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    args = ["--no-browser", "--ip=127.0.0.1", f"--port={port}", "--ServerApp.port_retries=0",
+            "--ServerApp.token=", "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True",
+            f"--LabApp.workspaces_dir={tmp_path / 'workspaces'}", "--LabApp.news_url=None",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+    driver = subprocess.Popen([sys.executable, "-c", _LAB_DRIVER, str(ROOT / "run.py"), *args], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                _get(f"{base}/api/status")
+                break
+            except OSError:
+                assert driver.poll() is None and time.monotonic() < deadline, "JupyterLab never answered"
+                time.sleep(0.3)
+        # The root is the repository: what the notebooks link to (../helpers/…, ../README.md) is served.
+        names = {item["name"] for item in _get(f"{base}/api/contents")["content"]}
+        assert {"README.md", "helpers", "notebooks", "docs"} <= names
+        assert _get(f"{base}/api/contents/helpers/memory", 5)["type"] == "directory"
+        assert _get(f"{base}/api/contents/.env.example?content=0", 5)["type"] == "file"
+        kernel = _post(f"{base}/api/kernels")
+        deadline = time.monotonic() + 60
+        while not local_server_status(data)["running"]:
+            assert time.monotonic() < deadline, "the kernel never started the database server"
+            time.sleep(0.3)
+        assert any(kernel["id"] in line for _, line in _processes_mentioning(str(tmp_path / "jruntime")))
+
+        driver.send_signal(getattr(signal, sig))
+        assert driver.wait(timeout=60) is not None
+        deadline = time.monotonic() + 20  # a stopped process may take a moment to be reaped by init
+        while _processes_mentioning(str(tmp_path)) and time.monotonic() < deadline:
+            time.sleep(0.3)
+        assert _processes_mentioning(str(tmp_path)) == []  # no JupyterLab, no kernel, no database server
+        assert not local_server_status(data)["running"]
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+            driver.wait()
+        for pid, _ in _processes_mentioning(str(tmp_path)):
+            os.kill(pid, signal.SIGKILL)
+        stop_local_server(data)
