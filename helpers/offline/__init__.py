@@ -23,11 +23,14 @@ next requests to `/v1/messages` fail that way, in order.
 - `reply`      the chat reply built from the reader
 - `fact_rules` facts as third-person statements; when two facts clash
 - `tasks`      summary, fact extraction, reconciliation
+- `cache`      prompt caching with the API's rules: breakpoints, prefix hashes, lookback, TTLs, usage fields
 - `model`      request validation, usage, tool use, the httpx2 transport
 """
 
 from helpers.offline.bpe import (BLOCK_OVERHEAD, MESSAGE_OVERHEAD, REQUEST_OVERHEAD, SYSTEM_OVERHEAD, TOOL_OVERHEAD,
                                  count_text_tokens, request_tokens)
+from helpers.offline.cache import DOCS_URL as CACHE_DOCS_URL
+from helpers.offline.cache import MIN_CACHEABLE_TOKENS, PromptCache, SimClock, min_cacheable_tokens
 from helpers.offline.fact_rules import Fact, find_facts
 from helpers.offline.faults import FAULT_KINDS, FaultPlan, OfflineAPIError
 from helpers.offline.model import MODEL_LABEL, OfflineModel, OfflineTransport, Request
@@ -35,5 +38,6 @@ from helpers.offline.model import MODEL_LABEL, OfflineModel, OfflineTransport, R
 __all__ = [
     "OfflineModel", "OfflineTransport", "OfflineAPIError", "FaultPlan", "FAULT_KINDS", "Request", "Fact",
     "find_facts", "count_text_tokens", "request_tokens", "REQUEST_OVERHEAD", "MESSAGE_OVERHEAD", "SYSTEM_OVERHEAD",
-    "BLOCK_OVERHEAD", "TOOL_OVERHEAD", "MODEL_LABEL",
+    "BLOCK_OVERHEAD", "TOOL_OVERHEAD", "MODEL_LABEL", "PromptCache", "SimClock", "MIN_CACHEABLE_TOKENS",
+    "min_cacheable_tokens", "CACHE_DOCS_URL",
 ]

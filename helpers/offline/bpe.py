@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 
 from helpers.tokens import local_tokens
 
-__all__ = ["count_text_tokens", "truncate_to_tokens", "request_tokens", "content_text", "system_text",
+__all__ = ["count_text_tokens", "truncate_to_tokens", "request_tokens", "content_text", "system_text", "block_text",
+           "without_cache_control",
            "REQUEST_OVERHEAD", "MESSAGE_OVERHEAD", "SYSTEM_OVERHEAD", "BLOCK_OVERHEAD", "TOOL_OVERHEAD"]
 
 # Fixed framing costs of a request, in tokens (documented in 03_context_window_overflow):
@@ -19,8 +21,11 @@ TOOL_OVERHEAD = 8      # each tool definition offered in `tools` (plus its JSON)
 
 # ---------------------------------------------------------------------------- tokens
 
+@lru_cache(maxsize=200_000)
 def count_text_tokens(text: str) -> int:
-    """Tokens in `text` by the local Claude-2 BPE vocabulary (helpers.tokens.local_tokens)."""
+    """Tokens in `text` by the local Claude-2 BPE vocabulary (helpers.tokens.local_tokens).
+
+    Memoised: a long conversation resends the same messages every turn, and the BPE costs ~0.5 ms a text."""
     return local_tokens(text)
 
 
@@ -32,7 +37,15 @@ def truncate_to_tokens(text: str, limit: int) -> str:
     return anthropic_tokenizer.decode(ids[:limit]) if len(ids) > limit else text
 
 
-def _block_text(block) -> str:
+def without_cache_control(item):
+    """`item` without its `cache_control` marker: a breakpoint is not content and costs no tokens."""
+    if isinstance(item, dict) and "cache_control" in item:
+        return {k: v for k, v in item.items() if k != "cache_control"}
+    return item
+
+
+def block_text(block) -> str:
+    """The text of one content block, as the offline model reads and counts it."""
     if isinstance(block, str):
         return block
     kind = block.get("type")
@@ -42,22 +55,22 @@ def _block_text(block) -> str:
         return f"{block.get('name', '')} {json.dumps(block.get('input', {}), sort_keys=True)}"
     if kind == "tool_result":
         inner = block.get("content", "")
-        return inner if isinstance(inner, str) else "\n".join(_block_text(b) for b in inner)
-    return json.dumps(block, sort_keys=True)
+        return inner if isinstance(inner, str) else "\n".join(block_text(b) for b in inner)
+    return json.dumps(without_cache_control(block), sort_keys=True)
 
 
 def content_text(content) -> str:
     """The text of a message's content (string or blocks)."""
     if isinstance(content, str):
         return content
-    return "\n".join(_block_text(b) for b in content)
+    return "\n".join(block_text(b) for b in content)
 
 
 def system_text(system) -> str:
     """The text of a system prompt (string or blocks)."""
     if not system:
         return ""
-    return system if isinstance(system, str) else "\n".join(_block_text(b) for b in system)
+    return system if isinstance(system, str) else "\n".join(block_text(b) for b in system)
 
 
 def request_tokens(body: dict) -> int:
@@ -74,7 +87,7 @@ def request_tokens(body: dict) -> int:
         else:
             for block in content:
                 extra = BLOCK_OVERHEAD if isinstance(block, dict) and block.get("type") != "text" else 0
-                total += extra + count_text_tokens(_block_text(block))
+                total += extra + count_text_tokens(block_text(block))
     for tool in body.get("tools") or []:
-        total += TOOL_OVERHEAD + count_text_tokens(json.dumps(tool, sort_keys=True))
+        total += TOOL_OVERHEAD + count_text_tokens(json.dumps(without_cache_control(tool), sort_keys=True))
     return total

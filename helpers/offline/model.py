@@ -2,6 +2,8 @@
 
 It only "knows" what is in the request (see helpers.offline.reader). Requests that offer `tools` and force
 one with `tool_choice: {"type": "tool", "name": ...}` get a `tool_use` block and stop_reason "tool_use".
+Requests with `cache_control` breakpoints read and write the model's prompt cache (helpers.offline.cache), on a
+clock the caller can replace (`OfflineModel(clock=...)` or `model.clock = ...`).
 """
 
 from __future__ import annotations
@@ -9,9 +11,11 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+from typing import Callable
 
 import httpx2
 
+from helpers.offline.cache import PromptCache, check_breakpoints, request_positions
 from helpers.offline.reply import chat_reply
 from helpers.offline.faults import FAULTS, FaultPlan, OfflineAPIError
 from helpers.offline.tasks import TASKS, extract, reconcile, summarise
@@ -80,11 +84,22 @@ def _check_tools(body: dict) -> None:
 class OfflineModel:
     """The offline model itself: validates a request, counts its tokens and answers it (or raises)."""
 
-    def __init__(self, context_window: int = 200_000, model_label: str = MODEL_LABEL):
+    def __init__(self, context_window: int = 200_000, model_label: str = MODEL_LABEL,
+                 clock: Callable[[], float] | None = None):
         self.context_window = context_window
         self.model_label = model_label
+        self.cache = PromptCache(clock)  # shared by every request to this model
         self._counter = 0
         self._lock = threading.Lock()
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        """The prompt cache's clock (seconds; default time.monotonic)."""
+        return self.cache.clock
+
+    @clock.setter
+    def clock(self, clock: Callable[[], float]) -> None:
+        self.cache.clock = clock
 
     # -- validation, as the API does it
     def validate(self, body: dict, *, for_count: bool = False) -> Request:
@@ -134,8 +149,9 @@ class OfflineModel:
                        body.get("tools"), body.get("tool_choice"))
 
     def count_tokens(self, body: dict) -> int:
-        """`POST /v1/messages/count_tokens`: the request's input tokens."""
+        """`POST /v1/messages/count_tokens`: the request's input tokens (caching plays no part)."""
         self.validate(body, for_count=True)
+        check_breakpoints(body)
         return request_tokens(body)
 
     def _answer(self, req: Request) -> tuple[list[dict], str]:
@@ -161,10 +177,14 @@ class OfflineModel:
     def create(self, body: dict) -> dict:
         """`POST /v1/messages`: a Message dict in the API's shape."""
         req = self.validate(body)
+        cached = bool(check_breakpoints(body))
         input_tokens = request_tokens(body)
         if input_tokens > self.context_window:
             raise OfflineAPIError(400, "invalid_request_error",
                                   f"prompt is too long: {input_tokens} tokens > {self.context_window} maximum")
+        usage = {"input_tokens": input_tokens, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+        if cached:
+            usage.update(self.cache.apply(body, request_positions(body), input_tokens))
         content, stop_reason = self._answer(req)
         with self._lock:
             self._counter += 1
@@ -178,7 +198,7 @@ class OfflineModel:
             "content": content,
             "stop_reason": stop_reason,
             "stop_sequence": None,
-            "usage": {"input_tokens": input_tokens, "output_tokens": _output_tokens(content)},
+            "usage": {**usage, "output_tokens": _output_tokens(content)},
         }
 
 
