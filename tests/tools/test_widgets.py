@@ -228,6 +228,27 @@ def test_history_memory_has_no_summary(client, settings):
     assert f"${expected:.6f}" in w.cost_view.value
 
 
+def test_cost_line_shows_the_turns_cache_reads_and_writes_from_the_ledger():
+    class CachedMemory(StubMemory):
+        def __init__(self, holder):
+            super().__init__(holder)
+            self.ledger = CostLedger()
+
+        def turn(self, text):
+            self.ledger.record("chat", self.model, {"input_tokens": 10, "output_tokens": 2,
+                                                    "cache_creation_input_tokens": 90, "cache_read_input_tokens": 4500})
+            self.ledger.record("summary", self.model, {"input_tokens": 300, "output_tokens": 40,
+                                                       "cache_read_input_tokens": 1000})
+            return super().turn(text)
+
+    holder: list = []
+    memory = CachedMemory(holder)
+    holder.append(ChatWidget(memory))
+    holder[0].send("hello")
+    assert "prompt cache: 5,500 read + 90 written tokens" in holder[0].cost_view.value
+    assert f"${memory.ledger.total_cost():.6f}" in holder[0].cost_view.value
+
+
 def test_bounded_summary_appears_once_the_window_trims(client, settings):
     memory = bounded(client, settings)
     w = ChatWidget(memory)
@@ -373,6 +394,12 @@ def test_cost_panel_splits_a_turn_by_purpose_only_when_it_made_several_calls():
                      "output_tokens": 2}, 0.003)
     assert "chat $0.002000 + summary $0.001000" in two
     assert "n/a (no price" in cost_html({"cost": None, "by_purpose": {}, "input_tokens": 1, "output_tokens": 1}, 0.0)
+    assert "prompt cache" not in one  # no cache fields, or zeros: no cache line
+    assert "prompt cache" not in cost_html({"cost": 0.0, "by_purpose": {}, "input_tokens": 1, "output_tokens": 1,
+                                            "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}, 0.0)
+    cached = cost_html({"cost": 0.001, "by_purpose": {"chat": 0.001}, "input_tokens": 12, "output_tokens": 40,
+                        "cache_read_input_tokens": 4800, "cache_creation_input_tokens": 130}, 0.001)
+    assert "prompt cache: 4,800 read + 130 written tokens" in cached
 
 
 def test_summary_and_memory_panels_say_why_they_are_empty():

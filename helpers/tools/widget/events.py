@@ -195,21 +195,24 @@ class ChatWidget(widgets.VBox):
 
     def _record_cost(self, result: TurnResult, ledger: CostLedger | None, seen: int) -> None:
         usage = {"input_tokens": result.input_tokens, "output_tokens": result.output_tokens}
+        cache = {name: int(getattr(result, name, 0) or 0)
+                 for name in ("cache_creation_input_tokens", "cache_read_input_tokens")}
         by_purpose: dict[str, float] = {}
         if ledger is not None and len(ledger.entries) > seen:
             for entry in ledger.entries[seen:]:
                 by_purpose[entry.purpose] = by_purpose.get(entry.purpose, 0.0) + entry.cost_usd
+            cache = {name: sum(getattr(e, name) for e in ledger.entries[seen:]) for name in cache}
             cost: float | None = sum(by_purpose.values())
         else:
             try:
-                cost = cost_of(usage, getattr(self.memory, "model", None) or "")
+                cost = cost_of({**usage, **cache}, getattr(self.memory, "model", None) or "")
             except (KeyError, ValueError):
                 cost = None
             if cost is not None:
                 by_purpose = {"chat": cost}
         if cost is not None:
             self.total_cost_usd += cost
-        self._last_cost = {"cost": cost, "by_purpose": by_purpose, **usage}
+        self._last_cost = {"cost": cost, "by_purpose": by_purpose, **usage, **cache}
 
     def refresh(self) -> dict | None:
         """Redraw the side panel from `memory.state()`; returns the state (None if it could not be read)."""

@@ -170,7 +170,8 @@ def retrieved_html(state: dict) -> str:
 
 
 def cost_html(last: dict | None, total_usd: float) -> str:
-    """The cost panel: the last turn's USD (split by purpose when several calls were made) and the running total."""
+    """The cost panel: the last turn's USD (split by purpose when several calls were made), its prompt-cache
+    reads and writes when there were any, and the running total."""
     if last is None:
         body = f'<div style="{_MUTED}">no turn yet</div>'
     else:
@@ -179,8 +180,17 @@ def cost_html(last: dict | None, total_usd: float) -> str:
         parts = " + ".join(f"{p} ${v:.6f}" for p, v in by.items()) if len(by) > 1 else ""
         body = (f"<div>last turn: <b>{cost}</b>{f' ({_esc(parts)})' if parts else ''}</div>"
                 f"<div>chat call: {last['input_tokens']:,} input + {last['output_tokens']:,} output tokens</div>"
+                f"{_cache_line(last)}"
                 f'<div style="{_MUTED}">this widget so far: ${total_usd:.6f}</div>')
     return _panel("gte-cost", "Cost", body)
+
+
+def _cache_line(last: dict) -> str:
+    """'prompt cache: N read + M written tokens' for the turn's calls, or nothing when the cache was not used."""
+    read, written = last.get("cache_read_input_tokens") or 0, last.get("cache_creation_input_tokens") or 0
+    if not (read or written):
+        return ""
+    return f'<div class="gte-cache">prompt cache: {read:,} read + {written:,} written tokens</div>'
 
 
 def _short(text: Any, limit: int = 160) -> str:
