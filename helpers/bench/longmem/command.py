@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+from helpers.bench.longmem.data import SPLITS
+from helpers.bench.longmem.locomo import TUNE_IDS, file_sha256, locomo_split, read_locomo
+from helpers.config import load_settings
 
 from helpers.bench.longmem.methods import format_markdown, format_table, load_split, run_longmem
 
-__all__ = ["run_longmem_cmd", "add_longmem"]
+__all__ = ["run_longmem_cmd", "add_longmem", "provenance", "write_results"]
 
 
 def _budget_list(text: str) -> tuple[int, ...]:
@@ -22,20 +29,59 @@ def _budget_list(text: str) -> tuple[int, ...]:
     return budgets
 
 
+def _conversations(args: argparse.Namespace) -> list:
+    """The generated corpus's split, or with --data the real conversations of that split (helpers.bench.longmem.locomo)."""
+    if args.data is None:
+        return load_split(args.split)
+    return locomo_split(read_locomo(args.data), args.split)
+
+
+def _commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10,
+                             cwd=Path(__file__).resolve().parent)
+        return out.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def provenance(args: argparse.Namespace, argv: list[str] | None = None) -> dict:
+    """Where the figures come from: command, commit, data (path, sha256), date, offline or live, split."""
+    settings = load_settings()
+    data = {"generated": "helpers.bench.longmem.data", "split": list(SPLITS[args.split])} if args.data is None else \
+        {"path": str(args.data), "sha256": file_sha256(args.data), "tune": list(TUNE_IDS),
+         "report": "every other sample"}
+    return {"command": "python -m helpers.bench " + " ".join(sys.argv[1:] if argv is None else argv),
+            "commit": _commit(), "data": data, "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "mode": settings.mode, "split": args.split}
+
+
 def run_longmem_cmd(args: argparse.Namespace) -> int:
     """`longmem`: recall and tokens per question on long dated conversations, every method at the same budgets."""
     methods = tuple(m.strip() for m in args.methods.split(",")) if args.methods else None
     progress = (lambda msg: print(msg, file=sys.stderr, flush=True)) if args.progress else None
     try:
         kwargs = {"methods": methods} if methods else {}
-        result = run_longmem(load_split(args.split), args.budgets, store=args.store, progress=progress,
+        result = run_longmem(_conversations(args), args.budgets, store=args.store, progress=progress,
                              details=args.details, **kwargs)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     result["split"] = args.split
+    if args.out:
+        write_results(args.out, args.split, result, provenance(args))
     print(json.dumps(result) if args.json else format_markdown(result) if args.markdown else format_table(result))
     return 0
+
+
+def write_results(path: str | Path, split: str, result: dict, source: dict) -> dict:
+    """Add (or replace) `split`'s result in the results file at `path`, each part with its provenance."""
+    path = Path(path)
+    doc = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    doc.setdefault("parts", {})[split] = {"provenance": source, **{k: v for k, v in result.items() if k != "split"}}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return doc
 
 
 def add_longmem(sub: argparse._SubParsersAction) -> None:
@@ -44,7 +90,13 @@ def add_longmem(sub: argparse._SubParsersAction) -> None:
                                    "last turns, BM25/embeddings/hybrid over raw turns and the project stages, "
                                    "at the same total token budgets. Tune on --split tune, report --split report.")
     p.add_argument("--split", choices=("tune", "report", "all"), default="report",
-                   help="tune: conversations 0-2 (choose parameters here); report: 3-5 (held out); default report")
+                   help="tune: conversations 0-2 (choose parameters here); report: 3-5 (held out); default report. "
+                        f"With --data: tune = {', '.join(TUNE_IDS)}, report = every other sample")
+    p.add_argument("--data", default=None, metavar="PATH",
+                   help="real conversations in the LoCoMo format (e.g. LoCoMo's data/locomo10.json) instead of "
+                        "the generated corpus; scored by answer content words and evidence turns")
+    p.add_argument("--out", default=None, metavar="FILE",
+                   help="also write this split's result with its provenance into a results JSON file")
     p.add_argument("--budgets", type=_budget_list, default=(1000, 2000, 4000), metavar="B1,B2,...",
                    help="total request tokens per question (default 1000,2000,4000)")
     p.add_argument("--methods", default=None, metavar="M1,M2,...",

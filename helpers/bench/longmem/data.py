@@ -82,6 +82,7 @@ class Question:
     gold: list[list[str]]
     evidence: list[int]       # indexes into Conversation.turns
     sessions: list[int]
+    answer: str | None = None  # real data: the gold answer, scored by its content words (helpers.bench.longmem.locomo)
 
 
 @dataclass

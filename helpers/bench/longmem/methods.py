@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import tempfile
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,9 @@ from helpers.prompts import SCOUT_PERSONA
 from helpers.sim.simulate import simulation_client
 from helpers.bench.scoring import gold_in_request
 from helpers.retrieval import bm25_tokens
+from helpers.retrieval.turns import day_label
+from helpers.memory.transcript import parse_when
+from helpers.bench.longmem.locomo import answer_recall, evidence_coverage, write_transcript
 
 __all__ = ["BASELINES", "STAGES", "METHODS", "BM25", "rrf", "run_longmem", "format_table", "format_markdown"]
 
@@ -101,7 +105,22 @@ class _Ctx:
 
 
 def _line(turn: dict) -> str:
-    return f"[{turn['ts'][:10]}] {turn['role']}: {turn['content']}"
+    return f"{turn.get('speaker') or turn['role']}: {turn['content']}"
+
+
+def _day(turn: dict) -> str:
+    return f"[{day_label(parse_when(turn['ts']))}]"
+
+
+def _dated(turns: list[dict]) -> list[str]:
+    """Turns in the order given, each session's date line before its first turn (as the vector stage shows them)."""
+    lines, last = [], None
+    for turn in turns:
+        if _day(turn) != last:
+            last = _day(turn)
+            lines.append(last)
+        lines.append(_line(turn))
+    return lines
 
 
 def _request(ctx: _Ctx, lines: list[str], question: str) -> dict:
@@ -110,29 +129,32 @@ def _request(ctx: _Ctx, lines: list[str], question: str) -> dict:
 
 
 def _full_request(ctx: _Ctx, conv: Conversation, question: str) -> dict:
-    lines, session = [], None
-    for turn in conv.turns:
-        if turn["session"] != session:
-            session = turn["session"]
-            lines.append(f"(conversation on {turn['ts'][:10]})")
-        lines.append(f"{turn['role']}: {turn['content']}")
+    lines = _dated(conv.turns)
     return {"system": ctx.persona + "\n\nThe whole conversation so far:\n" + "\n".join(lines),
             "messages": [{"role": "user", "content": question}]}
 
 
 def _fill(ctx: _Ctx, conv: Conversation, costs: list[int], order: list[int], question: str, budget: int,
           contiguous: bool) -> dict:
-    """Take turns in `order` while the request stays within `budget`; show them in time order."""
+    """Take turns in `order` while the request stays within `budget` (a turn pays its date line when its day is
+    new); show them in time order under their dates, verified by one count (the last taken dropped if over)."""
     used = ctx.count(_request(ctx, ["x"], question))  # persona + block heading + question
-    chosen = []
+    chosen, days = [], set()
     for i in order:
-        if used + costs[i] > budget:
+        day = _day(conv.turns[i])
+        cost = costs[i] + (0 if day in days else local_tokens("\n" + day))
+        if used + cost > budget:
             if contiguous:
                 break
             continue
         chosen.append(i)
-        used += costs[i]
-    return _request(ctx, [_line(conv.turns[i]) for i in sorted(chosen)], question)
+        days.add(day)
+        used += cost
+    request = _request(ctx, _dated([conv.turns[i] for i in sorted(chosen)]), question)
+    while chosen and ctx.count(request) > budget:  # BPE is not exactly additive
+        chosen.pop()
+        request = _request(ctx, _dated([conv.turns[i] for i in sorted(chosen)]), question)
+    return request
 
 
 def _embeddings(ctx: _Ctx, texts: list[str]) -> np.ndarray:
@@ -192,16 +214,20 @@ def _store(kind: str) -> Iterator[None]:
         store_module.open_store = original
 
 
-def _stage_requests(ctx: _Ctx, conv: Conversation, stage: str, budget: int, workdir: Path, user_id: str) -> dict[str, dict]:
+def _stage_requests(ctx: _Ctx, conv: Conversation, stage: str, budget: int, workdir: Path,
+                    user_id: str) -> tuple[dict[str, dict], float]:
     """Import the transcript as `python -m helpers.chat --stage S --budget B --import FILE` does, then build
-    each question's request as `--show-request` does."""
-    path = write_jsonl(conv, workdir / f"{conv.user_id}.jsonl")
+    each question's request as `--show-request` does; also the import's wall-clock seconds."""
+    real = any("dia_id" in t for t in conv.turns[:1])
+    path = (write_transcript if real else write_jsonl)(conv, workdir / f"{conv.user_id}.jsonl")
     args = chat.build_parser().parse_args(["--stage", stage, "--user", user_id, "--budget", str(budget),
                                            "--session-file", str(workdir / f"{conv.user_id}-{stage}-{budget}.sid")])
     memory = chat._make_memory(args, ctx.settings, ctx.client)
     try:
+        started = time.perf_counter()
         memory.import_turns(chat._read_jsonl(str(path)))  # as the CLI's --import does, for every stage
-        return {q.text: memory.build_request(q.text) for q in conv.questions}
+        seconds = time.perf_counter() - started
+        return {q.text: memory.build_request(q.text) for q in conv.questions}, seconds
     finally:
         if hasattr(memory, "close"):
             memory.close()
@@ -221,6 +247,7 @@ def run_longmem(conversations: list[Conversation], budgets: tuple[int, ...] = (1
     ctx = _Ctx(simulation_client(settings), settings, SCOUT_PERSONA, LocalMiniLM(), cache)
     say = progress or (lambda _msg: None)
     outcomes: dict[tuple[str, int | None], list[dict]] = {}
+    imports: list[dict] = []
     run_id = uuid.uuid4().hex[:8]
     with tempfile.TemporaryDirectory(prefix="longmem-") as tmp, _store(store):
         for conv in conversations:
@@ -231,7 +258,9 @@ def run_longmem(conversations: list[Conversation], budgets: tuple[int, ...] = (1
                 say(f"{conv.user_id}: {method} {budget or ''}")
                 if method in STAGES:
                     user_id = conv.user_id if store == "memory" else f"longmem-{run_id}-{conv.user_id}"
-                    requests = _stage_requests(ctx, conv, method, budget, Path(tmp), user_id)
+                    requests, seconds = _stage_requests(ctx, conv, method, budget, Path(tmp), user_id)
+                    imports.append({"method": method, "budget": budget, "user": conv.user_id,
+                                    "turns": len(conv.turns), "seconds": round(seconds, 2)})
                     build = lambda q, b, r=requests: r[q.text]  # noqa: E731
                 elif method == "full":
                     build = lambda q, b, c=conv: _full_request(ctx, c, q.text)  # noqa: E731
@@ -239,49 +268,68 @@ def run_longmem(conversations: list[Conversation], budgets: tuple[int, ...] = (1
                     build = builders[method]
                 for q in conv.questions:
                     request = build(q, budget)
-                    outcomes.setdefault((method, budget), []).append(
-                        {"user": conv.user_id, "qid": q.qid, "category": q.category, "question": q.text,
-                         "recalled": gold_in_request(request, q.gold), "tokens": ctx.count(request)})
-    rows = []
-    for (method, budget), items in outcomes.items():
-        row = {"method": method, "budget": budget, "questions": len(items),
-               "recall": round(sum(i["recalled"] for i in items) / len(items), 4),
-               "tokens_per_question": round(sum(i["tokens"] for i in items) / len(items), 1),
-               "by_category": {c: round(sum(i["recalled"] for i in items if i["category"] == c) /
-                                        max(1, sum(i["category"] == c for i in items)), 4) for c in CATEGORIES}}
-        if details:
-            row["details"] = items
-        rows.append(row)
+                    outcomes.setdefault((method, budget), []).append(_outcome(ctx, conv, q, request))
+    rows = [_row(method, budget, items, details) for (method, budget), items in outcomes.items()]
     questions = sum(len(c.questions) for c in conversations)
     return {"conversations": [c.user_id for c in conversations], "turns": sum(len(c.turns) for c in conversations),
-            "questions": questions, "budgets": list(budgets), "store": store, "rows": rows}
+            "questions": questions, "budgets": list(budgets), "store": store, "rows": rows, "imports": imports}
+
+
+def _outcome(ctx: _Ctx, conv: Conversation, q: Question, request: dict) -> dict:
+    """One question's score: answer recall (real data: share of the answer's content words; generated data: 1
+    when every gold group is there), evidence coverage (share of evidence turns sent verbatim), tokens."""
+    recall = answer_recall(request, q.answer) if q.answer is not None else float(gold_in_request(request, q.gold))
+    evidence = evidence_coverage(request, [_line(conv.turns[i]) for i in q.evidence])
+    return {"user": conv.user_id, "qid": q.qid, "category": q.category, "question": q.text,
+            "recalled": round(recall, 4), "evidence": evidence, "tokens": ctx.count(request)}
+
+
+def _mean(values: list[float]) -> float | None:
+    return round(sum(values) / len(values), 4) if values else None
+
+
+def _row(method: str, budget: int | None, items: list[dict], details: bool) -> dict:
+    """Means over questions: recall (overall and per category), evidence coverage, tokens per question."""
+    row = {"method": method, "budget": budget, "questions": len(items),
+           "recall": _mean([i["recalled"] for i in items]),
+           "evidence": _mean([i["evidence"] for i in items if i["evidence"] is not None]),
+           "tokens_per_question": round(sum(i["tokens"] for i in items) / len(items), 1),
+           "by_category": {c: _mean([i["recalled"] for i in items if i["category"] == c]) or 0.0 for c in CATEGORIES}}
+    if details:
+        row["details"] = items
+    return row
 
 
 def _cells(result: dict):
-    """Each row's cells in table order: budget, method, recall, recall per category, tokens/question."""
+    """Each row's cells in table order: budget, method, recall, evidence, recall per category, tokens/question."""
     for row in sorted(result["rows"], key=lambda r: (r["budget"] or 0, METHODS.index(r["method"]))):
-        yield (row["budget"] or "-", row["method"], row["recall"], *(row["by_category"][c] for c in CATEGORIES),
-               row["tokens_per_question"])
+        yield (row["budget"] or "-", row["method"], row["recall"], row.get("evidence"),
+               *(row["by_category"][c] for c in CATEGORIES), row["tokens_per_question"])
+
+
+def _pct(value: float | None, width: int) -> str:
+    return f"{value:>{width}.1%}" if value is not None else f"{'-':>{width}}"
 
 
 def format_table(result: dict) -> str:
-    """The rows as a plain-text table: one block per budget, recall overall and by category, tokens/question."""
-    head = (f"{'budget':>6} {'method':>11} {'recall':>7} {'single':>7} {'multi':>6} {'temporal':>9} {'open':>6} "
-            f"{'tokens/q':>9}")
+    """The rows as a plain-text table: one block per budget, recall overall, evidence, by category, tokens."""
+    head = (f"{'budget':>6} {'method':>11} {'recall':>7} {'evid.':>6} {'single':>7} {'multi':>6} {'temporal':>9} "
+            f"{'open':>6} {'tokens/q':>9}")
     lines = [f"# longmem · {', '.join(result['conversations'])} · {result['turns']} turns · "
              f"{result['questions']} questions · store {result['store']}", head]
-    for budget, method, recall, single, multi, temporal, open_, tokens in _cells(result):
-        lines.append(f"{budget:>6} {method:>11} {recall:>7.1%} {single:>7.1%} {multi:>6.1%} {temporal:>9.1%} "
-                     f"{open_:>6.1%} {tokens:>9,.0f}")
+    for budget, method, recall, evidence, single, multi, temporal, open_, tokens in _cells(result):
+        lines.append(f"{budget:>6} {method:>11} {recall:>7.1%} {_pct(evidence, 6)} {single:>7.1%} {multi:>6.1%} "
+                     f"{temporal:>9.1%} {open_:>6.1%} {tokens:>9,.0f}")
     return "\n".join(lines)
 
 
 def format_markdown(result: dict) -> str:
-    """The rows as a Markdown table (for docs and notebooks): recall overall and by category, tokens/question."""
-    lines = ["| budget | method | recall | single-hop | multi-hop | temporal | open-domain | tokens/question |",
-             "|---:|---|---:|---:|---:|---:|---:|---:|"]
-    for budget, method, *rates, tokens in _cells(result):
-        lines.append(f"| {budget} | {method} | " + " | ".join(f"{r:.1%}" for r in rates) + f" | {tokens:,.0f} |")
+    """The rows as a Markdown table (for docs and notebooks): recall, evidence, by category, tokens/question."""
+    lines = ["| budget | method | recall | evidence | single-hop | multi-hop | temporal | open-domain | tokens/question |",
+             "|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for budget, method, recall, evidence, *rates, tokens in _cells(result):
+        cells = [f"{recall:.1%}", _pct(evidence, 0).strip(), *(f"{r:.1%}" for r in rates)]
+        lines.append(f"| {budget} | {method} | " + " | ".join(cells) + f" | {tokens:,.0f} |")
     return "\n".join(lines)
 
 
