@@ -13,6 +13,7 @@ THE TAUGHT CORE, in notebook order (read these):
         memory/history.py       HistoryMemory: the list you built in 02, packaged
     03  tokens.py               measured token counts (usage, count_tokens, the local BPE)
         pricing.py              prices, cost_of and the CostLedger
+        memory/caching.py       prompt-cache breakpoints; CachedHistoryMemory (the history list, cached)
         sim/                    scripts.py (the scripted trip chat), simulate.py (the strategy table and the
                                 simulator), plots.py (the plots of 03, 04 and 06)
     04  prompts.py              every prompt the helpers send

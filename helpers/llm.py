@@ -24,20 +24,23 @@ def get_client(
     faults: FaultPlan | str | None = None,
     max_retries: int | None = None,
     clock: Callable[[], float] | None = None,
+    reply_tokens: int | None = None,
 ) -> anthropic.Anthropic:
     """Return an `anthropic.Anthropic` client.
 
     With `ANTHROPIC_API_KEY` set it talks to the API. Without it, the same SDK class is built on an
     `httpx2.Client` whose transport is the offline model, so calling code never branches on the mode.
-    `context_window` and `faults` configure the offline model (faults also from `GTE_OFFLINE_FAULTS`); `clock`
-    is its prompt cache's clock (default time.monotonic; a simulation passes a `helpers.offline.SimClock`).
+    `context_window`, `faults` and `reply_tokens` (pad chat replies to that length) configure the offline model
+    (faults also from `GTE_OFFLINE_FAULTS`); `clock` is its prompt cache's clock (default time.monotonic; a
+    simulation passes a `helpers.offline.SimClock`).
     Retries (429/5xx/timeouts, exponential backoff with jitter, honouring retry-after) are the SDK's own.
     """
     s = settings or load_settings()
     retries = s.max_retries if max_retries is None else max_retries
     if s.anthropic_api_key:
         return anthropic.Anthropic(api_key=s.anthropic_api_key, max_retries=retries, timeout=s.timeout_s)
-    model = OfflineModel(context_window=context_window or s.offline_context_window, clock=clock)
+    model = OfflineModel(context_window=context_window or s.offline_context_window, clock=clock,
+                         reply_tokens=reply_tokens)
     plan = faults if faults is not None else os.environ.get("GTE_OFFLINE_FAULTS")
     transport = OfflineTransport(model, faults=plan)
     return anthropic.Anthropic(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 
@@ -64,6 +65,7 @@ def text_tokens(client: anthropic.Anthropic, model: str, text: str) -> int:
         request_base_tokens(client, model, None)
 
 
+@functools.lru_cache(maxsize=65536)  # a long history counts the same messages every turn
 def local_tokens(text: str) -> int:
     """Tokens of `text` by the local BPE (the Claude-2 vocabulary in `anthropic-tokenizer`): an offline count.
 

@@ -1,22 +1,26 @@
-"""The `cost` benchmark: tokens and USD per turn of the scripted trip through one strategy. Tools for 03_context_window_overflow, "The cost of resending everything"."""
+"""The `cost` benchmark: every strategy side by side (cost_table.py), or one strategy turn by turn. Tools for 03_context_window_overflow, "The cost of resending everything"."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from helpers.config import load_settings
 from helpers.pricing import CostLedger
 from helpers.sim.scripts import TRIP_PERSONA, trip_script
-from helpers.sim.simulate import available_strategies, make_strategy, simulate, simulation_client
+from helpers.sim.simulate import REPLY_TOKENS, available_strategies, make_strategy, simulate, simulation_client
 from helpers.bench.common import non_negative_int, positive_int
+from helpers.bench.cost_table import CHECKPOINTS, KINDS, RESULTS_FILE, cost_table, provenance
 
 __all__ = ["run_cost", "add_cost"]
 
 
 def run_cost(args: argparse.Namespace) -> int:
-    """`cost`: simulate `--turns` scripted turns with `--strategy`; print a table or, with --json, one JSON object."""
+    """`cost`: without --strategy, every strategy side by side at the checkpoints; with it, one strategy per turn."""
+    if args.strategy is None:
+        return _run_table(args)
     settings = load_settings()
     if args.model:
         settings = settings.with_(chat_model=args.model)
@@ -43,7 +47,8 @@ def run_cost(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report))
         return 0
-    print(f"# strategy {args.strategy} · {result.turns} turns · offline token counts priced as {result.model}")
+    print(f"# strategy {args.strategy} · {result.turns} turns · replies padded to {result.reply_tokens} tokens · "
+          f"local BPE (offline count) priced as {result.model}")
     print(f"{'turn':>5} {'input':>8} {'output':>7} {'cost USD':>10} {'cumulative USD':>15}")
     for i, (tin, tout, cost, cum) in enumerate(zip(result.input_tokens, result.output_tokens, result.cost_usd,
                                                     result.cumulative_cost_usd()), start=1):
@@ -58,10 +63,54 @@ def run_cost(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_table(args: argparse.Namespace) -> int:
+    """Every strategy at every checkpoint (helpers.bench.cost_table); --out writes the results file."""
+    progress = sys.stderr.isatty() if args.progress is None else args.progress
+    report = {"provenance": provenance(), **cost_table(args.checkpoints, progress=progress)}
+    if args.out:
+        path = Path(args.out)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    if args.json:
+        print(json.dumps(report))
+        return 0
+    print(f"# replies padded to {REPLY_TOKENS} tokens · local BPE (offline count) · USD per model's price table")
+    for model in report["models"]:
+        for turns in report["checkpoints"]:
+            print(f"\n{model}, {turns} turns")
+            print(f"{'strategy':<22}" + "".join(f"{k:>12}" for k in KINDS) + f"{'USD':>10}{'upkeep USD':>12}")
+            for label, row in report["strategies"].items():
+                cell = row["by_model"][model][str(turns)]
+                print(f"{label:<22}" + "".join(f"{cell['total'][k]:>12,}" for k in KINDS)
+                      + f"{cell['total']['usd']:>10.4f}{cell['maintenance']['usd']:>12.4f}")
+    for model, found in report["comparison"].items():
+        if isinstance(found, dict):
+            print(f"{model}: cache-aware bounded ${found['bounded_cache_aware_usd']:.4f} vs naive + caching "
+                  f"${found['naive_caching_usd']:.4f} at {report['comparison']['at_turns']} turns; "
+                  f"crossover at turn {found['crossover_turn']}")
+    return 0
+
+
+def _checkpoints(text: str) -> list[int]:
+    try:
+        values = [positive_int(v) for v in text.split(",") if v.strip()]
+    except argparse.ArgumentTypeError as err:
+        raise argparse.ArgumentTypeError(f"checkpoints: {err}") from None
+    if not values:
+        raise argparse.ArgumentTypeError("give at least one turn count, e.g. 50,200,1000")
+    return values
+
+
 def add_cost(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("cost", help="tokens and USD per turn of a scripted conversation",
-                       description="Simulate the trip-planning script through a memory strategy on the offline model.")
-    p.add_argument("--strategy", default="naive", choices=available_strategies(), help="memory strategy (registry name)")
+    p = sub.add_parser("cost", help="tokens and USD of every strategy side by side, or of one per turn",
+                       description="Simulate the trip-planning script through the memory strategies on the offline "
+                                   f"model (replies padded to {REPLY_TOKENS} tokens).")
+    p.add_argument("--strategy", default=None, choices=available_strategies(),
+                   help="one memory strategy, turn by turn (default: every strategy side by side)")
+    p.add_argument("--checkpoints", type=_checkpoints, default=list(CHECKPOINTS), metavar="N,N,...",
+                   help="side by side: the turn counts reported (default %(default)s)")
+    p.add_argument("--out", default=None, metavar="PATH",
+                   help=f"side by side: also write the report with its provenance (e.g. {RESULTS_FILE.relative_to(RESULTS_FILE.parents[2])})")
     p.add_argument("--turns", type=positive_int, default=100, help="scripted user turns to run (default 100)")
     p.add_argument("--keep-last", type=non_negative_int, default=None, metavar="K",
                    help="messages kept by --strategy last_k (default %(default)s → 6)")

@@ -1,12 +1,14 @@
 """Memory strategies behind one `turn(text)` interface: stateless, history list, bounded, vector. Taught in 04_bounded_memory_mongodb, section 'One turn, arrow by arrow'.
 
-Read in this order: history.py (01, 02: the turn interface, the goldfish, the history list), bounded.py (04:
+Read in this order: history.py (01, 02: the turn interface, the goldfish, the history list), caching.py (03:
+prompt-cache breakpoints, the history list with caching on), bounded.py (04:
 window + rolling summary in MongoDB; fold.py holds its session bookkeeping), recall.py and long_term.py (05:
 long-term memory as a retriever the bounded memory calls; VectorMemory wires the two). errors.py says what a
 failed turn tells the user.
 """
 
 from helpers.memory.bounded import BoundedMemory, session_id_from_file
+from helpers.memory.caching import CachedHistoryMemory, with_cache_breakpoints
 from helpers.memory.errors import EmptyMessageError, SessionConflict, TurnError
 from helpers.memory.history import HistoryMemory, StatelessMemory, TurnResult, check_user_text, reply_text
 from helpers.memory.long_term import LongTermMemory, VectorMemory
@@ -19,6 +21,8 @@ __all__ = [
     "SessionConflict",
     "StatelessMemory",
     "HistoryMemory",
+    "CachedHistoryMemory",
+    "with_cache_breakpoints",
     "BoundedMemory",
     "VectorMemory",
     "LongTermMemory",

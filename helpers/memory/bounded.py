@@ -18,29 +18,14 @@ from helpers.memory.pending import PENDING_MAX_COUNT, PENDING_MAX_TOKENS, fold_p
 from helpers.prompts import SCOUT_PERSONA
 from helpers.db.store import StoreError
 from helpers.memory.summary import merge_summary, system_with_summary
-from helpers.memory.window import trim, window_tokens
+from helpers.memory.window import trim, trim_in_chunks, window_tokens
+from helpers.memory.caching import with_cache_breakpoints
 from helpers.memory.errors import SessionConflict, TurnError, _explain, _explain_store
-from helpers.memory.fold import committed_exchanges, rebase, summary_fields
-from helpers.memory.history import TurnResult, _Base, check_user_text, reply_text
+from helpers.memory.fold import committed_exchanges, rebase, session_id_from_file, summary_fields
+from helpers.memory.history import TurnResult, _Base, check_user_text, reply_text, request_input_tokens
 from helpers.memory.retriever import Recall, Retriever
 
 __all__ = ["BoundedMemory", "session_id_from_file"]
-
-
-def session_id_from_file(path: str | Path) -> str:
-    """The session id kept in a `.session_id` file; a missing file gets a new id written to it.
-
-    Deleting the file therefore starts a new conversation without touching the database.
-    """
-    path = Path(path)
-    if path.exists():
-        value = path.read_text(encoding="utf-8").strip()
-        if value:
-            return value
-    value = uuid.uuid4().hex
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(value + "\n", encoding="utf-8")
-    return value
 
 
 class BoundedMemory(_Base):
@@ -50,7 +35,9 @@ class BoundedMemory(_Base):
     `messages`) → `messages.create` → exact tokens from `usage` → append exchange → trim by whole
     exchanges → merge dropped into the summary → save (version guard) + log entries.
     With a `retriever` (long-term memory, notebook 05) the request also carries what it recalls, and
-    each committed exchange is handed to it to remember.
+    each committed exchange is handed to it to remember. With `cache_aware=True` the window grows to
+    `budget`, then is cut to `low_water` x budget in one go (one summary fold), and the request carries
+    prompt-cache breakpoints, so its prefix is read from the cache between folds.
     """
 
     stage = "bounded"
@@ -61,7 +48,8 @@ class BoundedMemory(_Base):
                  budget: int | None = None, summary_max_tokens: int | None = None, system: str | None = None,
                  model: str | None = None, max_tokens: int | None = None, ledger: Any = None,
                  check_retention: bool = True, pending_max_tokens: int = PENDING_MAX_TOKENS,
-                 pending_max_count: int = PENDING_MAX_COUNT, retriever: Retriever | None = None):
+                 pending_max_count: int = PENDING_MAX_COUNT, retriever: Retriever | None = None,
+                 cache_aware: bool = False, low_water: float = 0.5):
         super().__init__(client, settings, system=SCOUT_PERSONA if system is None else system, model=model,
                          max_tokens=max_tokens, ledger=ledger)
         if session_id is None:
@@ -73,6 +61,9 @@ class BoundedMemory(_Base):
         self.summary_max_tokens = summary_max_tokens or self.settings.summary_max_tokens
         self.check_retention = check_retention
         self.pending_max_tokens, self.pending_max_count = pending_max_tokens, pending_max_count
+        if not 0 <= low_water < 1:
+            raise ValueError(f"low_water is the share of the budget kept after a fold, in [0, 1); got {low_water!r}")
+        self.cache_aware, self.low_water = cache_aware, low_water
         self.stats = {"turns": 0, "conflicts": 0, "count_calls": 0, "summary_failures": 0, "unsummarised": 0,
                       "token_recounts": 0}
         self.last: dict = {}
@@ -110,8 +101,9 @@ class BoundedMemory(_Base):
             window = session["window"] if recall.window is None else recall.window
             system = system if recall.summary_sent else self.system_prompt({**session, "summary": ""})
             system = f"{system}\n\n{recall.block}" if recall.block else system
-        return {"model": self.model, "max_tokens": self.max_tokens, "system": system,
-                "messages": [*(strip_meta(m) for m in window), {"role": "user", "content": text}]}
+        request = {"model": self.model, "max_tokens": self.max_tokens, "system": system,
+                   "messages": [*(strip_meta(m) for m in window), {"role": "user", "content": text}]}
+        return with_cache_breakpoints(request) if self.cache_aware else request
 
     def build_request(self, text: str) -> dict:
         """The exact request the next turn would send for `text`; reads the store, changes nothing."""
@@ -180,7 +172,7 @@ class BoundedMemory(_Base):
                                          tokens=usage.output_tokens, status="pending", reply_to=user_seq)
         base = self._base_tokens(session)
         extra = recall.extra_tokens if recall is not None else 0  # this turn's memories: not stored in base
-        user_tokens = usage.input_tokens - base - extra - window_tokens(session["window"])
+        user_tokens = request_input_tokens(usage) - base - extra - window_tokens(session["window"])
         if user_tokens < 1:  # the parts do not add up (e.g. a count that drifted): measure the message itself
             self.stats["token_recounts"] += 1
             user_tokens = self._tokens_of_text(text)
@@ -191,7 +183,7 @@ class BoundedMemory(_Base):
         self.stats["turns"] += 1
         total_s = time.perf_counter() - started
         self.last = {**info, "llm_s": llm_s, "memory_s": total_s - llm_s - info.get("summary_s", 0.0)}
-        return TurnResult(reply, usage.input_tokens, usage.output_tokens, message.stop_reason, request, self.stage,
+        return TurnResult(reply, request_input_tokens(usage), usage.output_tokens, message.stop_reason, request, self.stage,
                           session_id=self.session_id, user_seq=user_seq, assistant_seq=asst_seq, user_tokens=user_tokens,
                           window_tokens=window_tokens(saved["window"]), summary=saved.get("summary", ""),
                           retention=saved.get("retention"), dropped=info["dropped"], version=saved["version"],
@@ -200,7 +192,9 @@ class BoundedMemory(_Base):
 
     def _place(self, session: dict, exchange: list[dict], base: int | None) -> tuple[dict, dict]:
         """Apply one exchange without any model call: trim; what was dropped joins `pending`."""
-        window, dropped = trim([*session["window"], *exchange], self.budget)
+        grown = [*session["window"], *exchange]
+        window, dropped = trim_in_chunks(grown, self.budget, int(self.budget * self.low_water)) if self.cache_aware \
+            else trim(grown, self.budget)
         fields = {"window": window, "persona": self.system, "base_tokens": base,
                   "pending": [*session.get("pending", []), *dropped]}
         return fields, {"dropped": len(dropped), "summary_s": 0.0, "summary_error": None}

@@ -13,7 +13,8 @@ from helpers.conversation import reply_text
 from helpers.prompts import PLAIN_PERSONA
 from helpers.memory.errors import EmptyMessageError, TurnError, _explain
 
-__all__ = ["MAX_USER_CHARS", "TurnResult", "check_user_text", "reply_text", "StatelessMemory", "HistoryMemory"]
+__all__ = ["MAX_USER_CHARS", "TurnResult", "check_user_text", "reply_text", "request_input_tokens", "StatelessMemory",
+           "HistoryMemory"]
 
 
 MAX_USER_CHARS = 200_000  # ~50k tokens: longer input is refused before any call, with a clear message
@@ -39,6 +40,14 @@ def check_user_text(text: Any) -> str:
     return text
 
 
+def request_input_tokens(usage: Any) -> int:
+    """Every input token of a call: `input_tokens` plus what was written to and read from the prompt cache.
+
+    With caching on (notebook 03), `usage.input_tokens` is only the uncached part of the request."""
+    return (usage.input_tokens + (getattr(usage, "cache_creation_input_tokens", 0) or 0)
+            + (getattr(usage, "cache_read_input_tokens", 0) or 0))
+
+
 @dataclass
 class TurnResult:
     """What one turn produced: the reply, exact token usage, and the request that was sent.
@@ -48,7 +57,7 @@ class TurnResult:
     """
 
     reply: str
-    input_tokens: int
+    input_tokens: int                   # the whole request's input tokens, cached parts included
     output_tokens: int
     stop_reason: str | None
     request: dict
@@ -115,7 +124,7 @@ class _Base:
             raise TurnError(_explain(err), text, err) from err
         reply = reply_text(message)
         self._after(text, reply, message)
-        return TurnResult(reply, message.usage.input_tokens, message.usage.output_tokens, message.stop_reason,
+        return TurnResult(reply, request_input_tokens(message.usage), message.usage.output_tokens, message.stop_reason,
                           request, self.stage)
 
 
@@ -163,14 +172,14 @@ class HistoryMemory(_Base):
                     kwargs = {"system": self.system} if self.system else {}
                     self._last_total = self.client.messages.count_tokens(
                         model=self.model, messages=[{"role": "user", "content": "."}], **kwargs).input_tokens - 1
-                user_tokens = usage.input_tokens - self._last_total
+                user_tokens = request_input_tokens(usage) - self._last_total
                 if user_tokens < 1:  # the deltas do not add up: measure the message itself
                     kwargs = {"system": self.system} if self.system else {}
                     user_tokens = self.client.messages.count_tokens(
                         model=self.model, messages=[{"role": "user", "content": text}], **kwargs).input_tokens - \
                         self.client.messages.count_tokens(
                             model=self.model, messages=[{"role": "user", "content": "."}], **kwargs).input_tokens + 1
-            self._last_total = usage.input_tokens + usage.output_tokens
+            self._last_total = request_input_tokens(usage) + usage.output_tokens
         self.history += [{"role": "user", "content": text, "tokens": user_tokens},
                          {"role": "assistant", "content": reply, "tokens": reply_tokens}]
 

@@ -7,7 +7,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from helpers.conversation import Message, group_exchanges, starts_exchange
 
-__all__ = ["TokensOf", "stored_tokens", "window_tokens", "trim"]
+__all__ = ["TokensOf", "stored_tokens", "window_tokens", "trim", "trim_in_chunks"]
 
 TokensOf = Callable[[Mapping[str, Any]], int]
 
@@ -64,3 +64,18 @@ def trim(
         total += costs[start]
     cut = sum(len(group) for group in groups[:start])
     return messages[cut:], messages[:cut]
+
+
+def trim_in_chunks(
+    messages: Sequence[Message], high: int, low: int, tokens_of: TokensOf = stored_tokens
+) -> tuple[list[Message], list[Message]]:
+    """Trim only when the window is over `high` tokens, and then down to `low`; returns (kept, dropped). Taught in 04_bounded_memory_mongodb, section 'Cache-aware bounded memory'.
+
+    Between two trims the window only grows at its end, so the request's prefix (system prompt, summary and
+    the older messages) stays byte-identical for many turns and the prompt cache can serve it; a trim drops
+    a whole chunk at once, folded into the summary in one call. `trim(messages, high)` trims a little every turn.
+    """
+    if isinstance(low, bool) or not isinstance(low, Integral) or not 0 <= low <= high:
+        raise ValueError(f"low must be a whole number of tokens between 0 and high ({high}), got {low!r}")
+    over = window_tokens(messages, tokens_of) > high
+    return trim(messages, low if over else high, tokens_of)

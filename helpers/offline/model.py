@@ -21,9 +21,18 @@ from helpers.offline.faults import FAULTS, FaultPlan, OfflineAPIError
 from helpers.offline.tasks import TASKS, extract, reconcile, summarise
 from helpers.offline.bpe import content_text, count_text_tokens, request_tokens, system_text, truncate_to_tokens
 
-__all__ = ["OfflineModel", "OfflineTransport", "Request", "MODEL_LABEL"]
+__all__ = ["OfflineModel", "OfflineTransport", "Request", "MODEL_LABEL", "PADDING", "pad_reply"]
 
 MODEL_LABEL = "offline deterministic model"
+
+# Neutral talk a padded chat reply ends with (OfflineModel(reply_tokens=...)): no names, numbers, places, nothing
+# about the user, no advice or plan the fact rules would read as a fact; it only makes the reply as long as a
+# real model's, so cost figures are not several times too low.
+PADDING = ("Plans like this tend to work best with some slack in the day. Travel times in a big city are hard to "
+           "predict, and a relaxed pace leaves more room for the unexpected. A short list of options, decided on "
+           "the spot by weather, energy and mood, usually beats a fixed schedule. Small detours are part of the fun, "
+           "and many of the best moments on a trip are the ones nobody planned. Comfortable shoes, water and a "
+           "little patience go a long way. ")
 
 
 class Request:
@@ -85,10 +94,11 @@ class OfflineModel:
     """The offline model itself: validates a request, counts its tokens and answers it (or raises)."""
 
     def __init__(self, context_window: int = 200_000, model_label: str = MODEL_LABEL,
-                 clock: Callable[[], float] | None = None):
+                 clock: Callable[[], float] | None = None, reply_tokens: int | None = None):
         self.context_window = context_window
         self.model_label = model_label
         self.cache = PromptCache(clock)  # shared by every request to this model
+        self.reply_tokens = reply_tokens  # pad chat replies to this many tokens (None: as the reader wrote them)
         self._counter = 0
         self._lock = threading.Lock()
 
@@ -168,6 +178,8 @@ class OfflineModel:
             text = json.dumps(data)
         else:
             text = chat_reply(req.system, req.turns)
+            if self.reply_tokens:
+                text = pad_reply(text, min(self.reply_tokens, req.max_tokens))
         stop_reason = "end_turn"
         if count_text_tokens(text) > req.max_tokens:
             text = truncate_to_tokens(text, req.max_tokens)
@@ -234,6 +246,14 @@ class OfflineTransport(httpx2.BaseTransport):
             raise OfflineAPIError(404, "not_found_error", f"the offline model does not serve {path}")
         except OfflineAPIError as err:
             return err.response()
+
+
+def pad_reply(text: str, tokens: int) -> str:
+    """`text` followed by neutral PADDING, cut to exactly `tokens` tokens (a longer reply is left as it is)."""
+    if count_text_tokens(text) >= tokens:
+        return text
+    padded = f"{text} {PADDING * (1 + tokens // max(1, count_text_tokens(PADDING)))}"
+    return truncate_to_tokens(padded, tokens).rstrip()
 
 
 def _output_tokens(content: list[dict]) -> int:

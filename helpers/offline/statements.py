@@ -6,12 +6,13 @@ is split into sentences and clauses, pronouns resolved ("my sister Priya ... she
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
 from helpers.offline import lexicon
 from helpers.offline.language import PERSON_STEMS, STOPWORDS, TIME_WORDS, content_stems, sentences, stem, words
-from helpers.offline.person import first_person, resolve_pronouns, strip_discourse
+from helpers.offline.person import resolve_pronouns, strip_discourse
 from helpers.offline.question import is_question, split_clauses
 
 __all__ = ["Statement", "statements_of"]
@@ -74,16 +75,22 @@ def _stems(text: str) -> frozenset[str]:
 
 
 def _add(out: list[Statement], text: str, person: str) -> None:
+    for piece, stems, about, content in _pieces(text, person):
+        out.append(Statement(piece, person, len(out), stems, about, content))
+
+
+@functools.lru_cache(maxsize=65536)
+def _pieces(text: str, person: str) -> tuple:
+    """The statements of one text, without their order: read once per text (a long history repeats every turn)."""
+    found = []
     for sentence in resolve_pronouns([s for s in sentences(text) if not is_question(s)]):
         clauses = split_clauses(sentence)
         for piece in ([sentence] + clauses if len(clauses) > 1 else [sentence]):
             piece = piece.strip()
             if len(content_stems(piece)) < 1:
                 continue
-            if person == "first" and not first_person(piece) and _about(piece, person) == "user" \
-                    and not re.search(r"\b(?:she|he|they)\b", piece, re.I):
-                pass  # an impersonal remark by the user ("It was sunny") still counts as said
-            out.append(Statement(piece, person, len(out), _stems(piece), _about(piece, person), _content_words(piece)))
+            found.append((piece, _stems(piece), _about(piece, person), _content_words(piece)))
+    return tuple(found)
 
 
 def statements_of(system: str, messages: list[tuple[str, str]], *, include_last: bool = True) -> list[Statement]:

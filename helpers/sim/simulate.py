@@ -11,8 +11,8 @@ import numpy as np
 from tqdm import tqdm  # text bar: a widget bar saved in a notebook shows "model not found" after a reload
 
 from helpers.config import Settings
-from helpers.llm import get_client
-from helpers.memory import BoundedMemory, HistoryMemory, StatelessMemory, TurnResult, VectorMemory
+from helpers.llm import get_client, offline_transport
+from helpers.memory import BoundedMemory, CachedHistoryMemory, HistoryMemory, StatelessMemory, TurnResult, VectorMemory
 from helpers.pricing import CostLedger, Price, cost_of, price_of
 from helpers.db.store import Store, mongomock_store
 
@@ -25,7 +25,10 @@ __all__ = [
     "available_strategies",
     "DEFAULT_KEEP_LAST",
     "SIMULATION_CONTEXT_WINDOW",
+    "REPLY_TOKENS",
+    "SECONDS_PER_TURN",
     "simulation_client",
+    "reply_tokens_of",
     "SimulationResult",
     "simulate",
     "is_overflow",
@@ -49,6 +52,12 @@ def _naive(client: anthropic.Anthropic, settings: Settings, *, system: str | Non
     return HistoryMemory(client, settings, system=system, model=model, max_tokens=max_tokens, ledger=ledger)
 
 
+def _naive_cached(client: anthropic.Anthropic, settings: Settings, *, system: str | None = None,
+                  model: str | None = None, max_tokens: int | None = None, ledger: CostLedger | None = None) -> Strategy:
+    """Naive history with prompt caching: breakpoints on the system prompt and the newest message."""
+    return CachedHistoryMemory(client, settings, system=system, model=model, max_tokens=max_tokens, ledger=ledger)
+
+
 def _last_k(client: anthropic.Anthropic, settings: Settings, *, keep_last: int = DEFAULT_KEEP_LAST,
             system: str | None = None, model: str | None = None, max_tokens: int | None = None,
             ledger: CostLedger | None = None) -> Strategy:
@@ -67,11 +76,19 @@ def _stateless(client: anthropic.Anthropic, settings: Settings, **kw: Any) -> St
 def _bounded(client: anthropic.Anthropic, settings: Settings, *, store: Store | None = None,
              budget: int | None = None, summary_max_tokens: int | None = None, system: str | None = None,
              model: str | None = None, max_tokens: int | None = None, ledger: CostLedger | None = None,
-             user_id: str = "simulation", session_id: str | None = None) -> Strategy:
+             user_id: str = "simulation", session_id: str | None = None, cache_aware: bool = False,
+             low_water: float = 0.5) -> Strategy:
     """Bounded memory (window + running summary); an in-memory store unless `store` is given."""
     return BoundedMemory(client, settings, store=store or mongomock_store("simulation"), user_id=user_id,
                          session_id=session_id, budget=budget, summary_max_tokens=summary_max_tokens, system=system,
-                         model=model, max_tokens=max_tokens, ledger=ledger)
+                         model=model, max_tokens=max_tokens, ledger=ledger, cache_aware=cache_aware,
+                         low_water=low_water)
+
+
+def _bounded_cached(client: anthropic.Anthropic, settings: Settings, **kw: Any) -> Strategy:
+    """Cache-aware bounded memory: the window grows to the budget, then is cut to `low_water` of it in one
+    fold; breakpoints on the system prompt (persona + summary) and the newest message."""
+    return _bounded(client, settings, cache_aware=True, **kw)
 
 
 def _vector(client: anthropic.Anthropic, settings: Settings, *, store: Store | None = None, **kw: Any) -> Strategy:
@@ -83,9 +100,11 @@ def _vector(client: anthropic.Anthropic, settings: Settings, *, store: Store | N
 # The strategy table: every name the simulator, the notebooks and `python -m helpers.bench --strategy` know.
 STRATEGIES: dict[str, StrategyFactory] = {
     "naive": _naive,
+    "naive_cached": _naive_cached,
     "last_k": _last_k,
     "stateless": _stateless,
     "bounded": _bounded,
+    "bounded_cached": _bounded_cached,
     "vector": _vector,
 }
 
@@ -120,11 +139,45 @@ def make_strategy(name: str, client: anthropic.Anthropic, settings: Settings, **
 
 SIMULATION_CONTEXT_WINDOW = 100_000_000  # offline window for simulations: large enough never to overflow
 
+# The reply length every simulation assumes, in tokens (local BPE, an offline count). The offline model's own
+# replies are short (~30 tokens); a real model asked for "under 120 words" writes ~100-200. Simulated replies are
+# padded to this length with neutral text that states nothing (helpers.offline.model.PADDING), so what the
+# model is told, and therefore every memory effect, is unchanged; only the tokens are realistic.
+REPLY_TOKENS = 150
 
-def simulation_client(settings: Settings, *, context_window: int | None = None) -> anthropic.Anthropic:
-    """An offline client for simulations (always offline: long runs against the live API cost real money)."""
-    return get_client(settings.with_(anthropic_api_key=None), context_window=context_window or SIMULATION_CONTEXT_WINDOW,
-                      faults="", max_retries=0)  # faults="": GTE_OFFLINE_FAULTS does not apply to simulations
+# Simulated time between two user turns, in seconds: reading a reply and typing the next message. The offline
+# prompt cache runs on a simulated clock moved by this much per turn, so 5-minute cache entries live as long as
+# they would in a chat at this pace (a slower pace lets them expire between turns).
+SECONDS_PER_TURN = 30.0
+
+
+def simulation_client(settings: Settings, *, context_window: int | None = None,
+                      reply_tokens: int | None = REPLY_TOKENS) -> anthropic.Anthropic:
+    """An offline client for simulations (always offline: long runs against the live API cost real money).
+
+    Its chat replies are padded to `reply_tokens` tokens (default REPLY_TOKENS; None: the reader's own length)."""
+    client = get_client(settings.with_(anthropic_api_key=None), context_window=context_window or SIMULATION_CONTEXT_WINDOW,
+                        faults="", max_retries=0,  # faults="": GTE_OFFLINE_FAULTS does not apply to simulations
+                        reply_tokens=reply_tokens)
+    model = offline_transport(client).model
+    if hasattr(model, "cache"):  # the prompt cache runs on simulated time, moved on by `simulate`
+        from helpers.offline import SimClock
+        model.clock = SimClock()
+    return client
+
+
+def _clock_of(strategy: Any) -> Any:
+    """The simulated clock of the offline model behind `strategy`'s client, or None."""
+    client = getattr(strategy, "client", None)
+    transport = offline_transport(client) if isinstance(client, anthropic.Anthropic) else None
+    clock = getattr(transport.model, "clock", None) if transport is not None else None
+    return clock if callable(getattr(clock, "advance", None)) else None
+
+
+def reply_tokens_of(client: Any) -> int | None:
+    """The reply length an offline client pads to (None: unpadded, or a live client)."""
+    transport = offline_transport(client) if isinstance(client, anthropic.Anthropic) else None
+    return transport.model.reply_tokens if transport is not None else None
 
 
 def is_overflow(err: BaseException) -> bool:
@@ -145,13 +198,23 @@ class SimulationResult:
 
     strategy: str
     model: str
-    input_tokens: list[int] = field(default_factory=list)
+    input_tokens: list[int] = field(default_factory=list)          # usage.input_tokens: the uncached part
     output_tokens: list[int] = field(default_factory=list)
+    cache_write_tokens: list[int] = field(default_factory=list)    # usage.cache_creation_input_tokens
+    cache_read_tokens: list[int] = field(default_factory=list)     # usage.cache_read_input_tokens
     cost_usd: list[float] = field(default_factory=list)
     replies: list[str] = field(default_factory=list, repr=False)
     overflow_turn: int | None = None       # 1-based turn whose request was too long (the run stopped there)
     overflow_message: str | None = None
     cost_by_purpose: dict | None = None    # from the strategy's CostLedger, when it has one
+    reply_tokens: int | None = None        # the reply length the offline model padded to (None: unpadded/live)
+
+    @property
+    def request_tokens(self) -> list[int]:
+        """Each turn's whole request (uncached input + cache writes + cache reads): what must fit the window."""
+        extra = [w + r for w, r in zip(self.cache_write_tokens, self.cache_read_tokens)]
+        extra += [0] * (len(self.input_tokens) - len(extra))
+        return [i + e for i, e in zip(self.input_tokens, extra)]
 
     @property
     def turns(self) -> int:
@@ -172,12 +235,13 @@ class SimulationResult:
 
     @property
     def max_turn_input_tokens(self) -> int:
-        """The largest single request: what must fit in the context window."""
-        return max(self.input_tokens, default=0)
+        """The largest single request (cached parts included): what must fit in the context window."""
+        return max(self.request_tokens, default=0)
 
     def cumulative_input_tokens(self) -> list[int]:
+        """Running total of request tokens (cached parts included)."""
         out, total = [], 0
-        for n in self.input_tokens:
+        for n in self.request_tokens:
             total += n
             out.append(total)
         return out
@@ -214,10 +278,15 @@ class SimulationResult:
             "turns": self.turns,
             "total_input_tokens": self.total_input_tokens,
             "total_output_tokens": self.total_output_tokens,
+            "total_cache_write_tokens": sum(self.cache_write_tokens),
+            "total_cache_read_tokens": sum(self.cache_read_tokens),
+            "reply_tokens": self.reply_tokens,
             "max_turn_input_tokens": self.max_turn_input_tokens,
             "cost_usd": self.total_cost_usd,
             "per_turn_input_tokens": list(self.input_tokens),
             "per_turn_output_tokens": list(self.output_tokens),
+            "per_turn_cache_write_tokens": list(self.cache_write_tokens),
+            "per_turn_cache_read_tokens": list(self.cache_read_tokens),
             "per_turn_cost_usd": list(self.cost_usd),
             "fitted_exponent": self.fit_power_law() if self.turns >= 4 else None,
             "overflow_turn": self.overflow_turn,
@@ -228,13 +297,15 @@ class SimulationResult:
 
 def simulate(strategy: Strategy, script: Iterable[str], *, progress: bool = False, name: str | None = None,
              model: str | None = None, prices: Mapping[str, Price] | None = None,
-             on_overflow: str = "raise") -> SimulationResult:
+             on_overflow: str = "raise", seconds_per_turn: float = SECONDS_PER_TURN) -> SimulationResult:
     """Run every scripted user message through `strategy.turn` and record tokens and USD per turn.
 
     Cost per turn is the priced `usage` of the chat call; if the strategy has a `CostLedger` (`.ledger`),
-    it is every call the ledger recorded during that turn (chat plus any summary/extraction calls).
+    it is every call the ledger recorded during that turn (chat plus any summary/extraction calls), and the
+    cache writes and reads of the turn's chat calls come from it too (all four usage fields are priced).
     `on_overflow="stop"` ends the run at the first "prompt is too long" error and records its turn;
-    `"raise"` (default) lets the error propagate.
+    `"raise"` (default) lets the error propagate. On a simulation client the prompt cache's clock moves
+    `seconds_per_turn` before each turn.
     """
     if on_overflow not in ("raise", "stop"):
         raise ValueError(f"on_overflow must be 'raise' or 'stop', got {on_overflow!r}")
@@ -246,10 +317,13 @@ def simulate(strategy: Strategy, script: Iterable[str], *, progress: bool = Fals
     ledger = getattr(strategy, "ledger", None)
     ledger = ledger if isinstance(ledger, CostLedger) else None
     label = name or getattr(strategy, "name", None) or getattr(strategy, "stage", None) or type(strategy).__name__
-    result = SimulationResult(strategy=label, model=model)
+    result = SimulationResult(strategy=label, model=model, reply_tokens=reply_tokens_of(getattr(strategy, "client", None)))
     bar = tqdm(texts, desc=label, unit="turn", disable=not progress, leave=False)
+    clock = _clock_of(strategy)
     try:
         for i, text in enumerate(bar, start=1):
+            if clock is not None and i > 1:
+                clock.advance(seconds_per_turn)
             seen = len(ledger.entries) if ledger is not None else 0
             try:
                 turn = strategy.turn(text)
@@ -259,11 +333,14 @@ def simulate(strategy: Strategy, script: Iterable[str], *, progress: bool = Fals
                     result.overflow_message = str(getattr(err, "cause", None) or err)
                     break
                 raise
+            chats = [e for e in ledger.entries[seen:] if e.purpose == "chat"] if ledger is not None else []
             if ledger is not None and len(ledger.entries) > seen:
                 cost = sum(e.cost_usd for e in ledger.entries[seen:])
             else:
                 cost = cost_of({"input_tokens": turn.input_tokens, "output_tokens": turn.output_tokens}, model, prices)
-            result.input_tokens.append(turn.input_tokens)
+            result.cache_write_tokens.append(sum(e.cache_creation_input_tokens for e in chats))
+            result.cache_read_tokens.append(sum(e.cache_read_input_tokens for e in chats))
+            result.input_tokens.append(sum(e.input_tokens for e in chats) if chats else turn.input_tokens)
             result.output_tokens.append(turn.output_tokens)
             result.cost_usd.append(cost)
             result.replies.append(turn.reply)

@@ -1,0 +1,190 @@
+"""The cost story side by side: every strategy, with and without prompt caching, at 50, 200 and 1,000 turns. Tools for 03_context_window_overflow, "Caching cuts the price, not the window".
+
+One run of the scripted trip chat per strategy (and per model where caching makes the model matter), on the
+offline model with replies padded to REPLY_TOKENS and a simulated clock moving SECONDS_PER_TURN per turn.
+Each strategy's ledger gives, per checkpoint, the four billed token kinds (uncached input, cache writes,
+cache reads, output) and USD, with chat calls and memory-maintenance calls (summary, retention, extraction)
+apart. A longer script starts with the shorter one and every run is deterministic, so the figures at 50 and
+200 turns are the first turns of the 1,000-turn run.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Iterable
+
+from helpers.config import Settings, load_settings
+from helpers.pricing import PRICING_SOURCE, CostLedger, cost_of
+from helpers.sim.scripts import TRIP_PERSONA, trip_script
+from helpers.sim.simulate import REPLY_TOKENS, SECONDS_PER_TURN, make_strategy, simulate, simulation_client
+
+__all__ = ["CHECKPOINTS", "MODELS", "WINDOW_BUDGET", "KEEP_LAST", "ROWS", "KINDS", "cost_table", "crossover_turn",
+           "provenance", "RESULTS_FILE"]
+
+CHECKPOINTS = (50, 200, 1000)
+# Two price tables: claude-haiku-4-5 caches no prefix under 4,096 tokens, claude-sonnet-4-5 from 1,024 (the
+# documented minimum cacheable lengths): a bounded request can be too short to cache on one and not the other.
+MODELS = ("claude-haiku-4-5", "claude-sonnet-4-5")
+WINDOW_BUDGET = 2000  # tokens: bounded windows (plain: trimmed to it each turn; cache-aware: grows to it, cut to half)
+KEEP_LAST = 20        # messages the last-k workaround sends: about the same tokens as WINDOW_BUDGET
+KINDS = ("input", "cache_write", "cache_read", "output")  # the four billed token counts of `usage`
+RESULTS_FILE = Path(__file__).resolve().parents[2] / "docs" / "results" / "cost.json"
+
+# (label, registry name, options, caches): a strategy that sends cache_control runs once per model, since the
+# model's minimum cacheable length decides what is cached; the others run once and are priced per model.
+ROWS: tuple[tuple[str, str, dict, bool], ...] = (
+    ("naive", "naive", {}, False),
+    ("naive + caching", "naive_cached", {}, True),
+    ("last-k", "last_k", {"keep_last": KEEP_LAST}, False),
+    ("bounded (plain)", "bounded", {"budget": WINDOW_BUDGET}, False),
+    ("bounded (cache-aware)", "bounded_cached", {"budget": WINDOW_BUDGET}, True),
+    ("vector", "vector", {"context_budget": WINDOW_BUDGET}, False),
+)
+
+
+class _Marked:
+    """A strategy wrapper that notes how many ledger entries exist after each turn (to cut the run at checkpoints)."""
+
+    def __init__(self, strategy: Any):
+        self._strategy, self.marks = strategy, []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._strategy, name)
+
+    def turn(self, text: str):
+        result = self._strategy.turn(text)
+        self.marks.append(len(self._strategy.ledger.entries))
+        return result
+
+
+def _empty() -> dict:
+    return {"calls": 0, **{k: 0 for k in KINDS}, "usd": 0.0}
+
+
+def _add(totals: dict, entry, model: str) -> None:
+    counts = {"input_tokens": entry.input_tokens, "output_tokens": entry.output_tokens,
+              "cache_creation_input_tokens": entry.cache_creation_input_tokens,
+              "cache_read_input_tokens": entry.cache_read_input_tokens}
+    totals["calls"] += 1
+    totals["input"] += entry.input_tokens
+    totals["cache_write"] += entry.cache_creation_input_tokens
+    totals["cache_read"] += entry.cache_read_input_tokens
+    totals["output"] += entry.output_tokens
+    totals["usd"] += cost_of(counts, model)
+
+
+def _row(entries: list, model: str, requests: list[int]) -> dict:
+    """Chat, maintenance (every other purpose) and total, priced at `model`; the largest request."""
+    chat, upkeep, by_purpose = _empty(), _empty(), {}
+    for e in entries:
+        _add(chat if e.purpose == "chat" else upkeep, e, model)
+        if e.purpose != "chat":
+            _add(by_purpose.setdefault(e.purpose, _empty()), e, model)
+    total = {k: chat[k] + upkeep[k] for k in chat}
+    return {"chat": chat, "maintenance": upkeep, "maintenance_by_purpose": by_purpose, "total": total,
+            "max_request_tokens": max(requests, default=0)}
+
+
+def _run(name: str, options: dict, settings: Settings, turns: int, model: str, progress: bool) -> tuple[list, list, Any]:
+    """One strategy over `turns` scripted turns: (ledger entries, entry count after each turn, the result)."""
+    run_settings = settings.with_(chat_model=model, summary_model=model, extraction_model=model)
+    client = simulation_client(run_settings)
+    strategy = _Marked(make_strategy(name, client, run_settings, system=TRIP_PERSONA, ledger=CostLedger(), **options))
+    result = simulate(strategy, trip_script(turns), name=name, progress=progress)
+    if hasattr(strategy, "close"):
+        strategy.close()
+    return strategy.ledger.entries, strategy.marks, result
+
+
+def crossover_turn(ours: list[float], theirs: list[float]) -> int | None:
+    """The first turn from which `ours` (cumulative USD) stays below `theirs` to the end; None if it never does."""
+    turn = None
+    for t, (a, b) in enumerate(zip(ours, theirs), start=1):
+        if a < b:
+            turn = turn or t
+        else:
+            turn = None
+    return turn
+
+
+def _cumulative(entries: list, marks: list[int], model: str) -> list[float]:
+    out, total, seen = [], 0.0, 0
+    for mark in marks:
+        total += sum(_price(e, model) for e in entries[seen:mark])
+        seen = mark
+        out.append(total)
+    return out
+
+
+def _price(entry, model: str) -> float:
+    return cost_of({"input_tokens": entry.input_tokens, "output_tokens": entry.output_tokens,
+                    "cache_creation_input_tokens": entry.cache_creation_input_tokens,
+                    "cache_read_input_tokens": entry.cache_read_input_tokens}, model)
+
+
+def cost_table(checkpoints: Iterable[int] = CHECKPOINTS, *, models: Iterable[str] = MODELS,
+               rows: Iterable[tuple[str, str, dict, bool]] = ROWS, settings: Settings | None = None,
+               progress: bool = False) -> dict:
+    """Every row of `rows` at every checkpoint, priced at every model: the four token kinds and USD, chat and
+    maintenance apart; at the middle checkpoint, cache-aware bounded against naive + caching, and the crossover."""
+    settings = settings or load_settings()
+    checkpoints, models = sorted(set(checkpoints)), list(models)
+    turns = checkpoints[-1]
+    out: dict = {"checkpoints": checkpoints, "models": models, "strategies": {}, "cumulative_usd": {}}
+    shared: dict = {}
+    for label, name, options, caches in rows:
+        out["strategies"][label] = {"registry": name, "options": options, "prompt_caching": caches, "by_model": {}}
+        for model in models:
+            if caches or name not in shared:
+                entries, marks, result = _run(name, options, settings, turns, model, progress)
+                if not caches:
+                    shared[name] = (entries, marks, result)
+            else:
+                entries, marks, result = shared[name]
+            requests = result.request_tokens
+            out["strategies"][label]["by_model"][model] = {
+                str(t): _row(entries[:marks[t - 1]], model, requests[:t]) for t in checkpoints if t <= len(marks)}
+            out["cumulative_usd"].setdefault(label, {})[model] = _cumulative(entries, marks, model)
+    out["comparison"] = _compare(out, checkpoints)
+    return out
+
+
+def _compare(out: dict, checkpoints: list[int]) -> dict:
+    """Cache-aware bounded against naive + caching: USD at the middle checkpoint, and the crossover turn."""
+    middle = checkpoints[len(checkpoints) // 2] if len(checkpoints) > 1 else checkpoints[0]
+    found: dict = {"at_turns": middle}
+    strategies = out["strategies"]
+    if "bounded (cache-aware)" not in strategies or "naive + caching" not in strategies:
+        return found
+    for model in out["models"]:
+        ours = strategies["bounded (cache-aware)"]["by_model"][model][str(middle)]["total"]["usd"]
+        theirs = strategies["naive + caching"]["by_model"][model][str(middle)]["total"]["usd"]
+        cumulative = out["cumulative_usd"]
+        found[model] = {"bounded_cache_aware_usd": ours, "naive_caching_usd": theirs,
+                        "cache_aware_bounded_wins": ours < theirs, "saving_usd": theirs - ours,
+                        "ratio": theirs / ours if ours else None,
+                        "crossover_turn": crossover_turn(cumulative["bounded (cache-aware)"][model],
+                                                         cumulative["naive + caching"][model])}
+    return found
+
+
+def provenance(argv: list[str] | None = None) -> dict:
+    """Where the figures come from: command, commit, data, date, mode and the assumptions they rest on."""
+    root = Path(__file__).resolve().parents[2]
+
+    def git(*args: str) -> str:
+        try:
+            return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=10).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return ""
+
+    return {"command": "python -m helpers.bench " + " ".join(sys.argv[1:] if argv is None else argv),
+            "commit": git("rev-parse", "HEAD") or None, "uncommitted_changes": bool(git("status", "--porcelain")),
+            "data": "the scripted trip chat (helpers.sim.scripts.trip_script), persona TRIP_PERSONA",
+            "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "mode": "offline (token counts by the local BPE, an offline count; prices from the model's price table)",
+            "reply_tokens": REPLY_TOKENS, "seconds_per_turn": SECONDS_PER_TURN, "window_budget": WINDOW_BUDGET,
+            "keep_last": KEEP_LAST, "pricing": PRICING_SOURCE}

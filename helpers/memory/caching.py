@@ -1,0 +1,58 @@
+"""Prompt-cache breakpoints on a request, and the history list with caching on. Taught in 03_context_window_overflow, section 'Caching cuts the price, not the window'.
+
+Prompt caching (https://platform.claude.com/docs/en/build-with-claude/prompt-caching): a `cache_control`
+breakpoint on a content block asks the API to keep the request's prefix up to that block. A later request
+that starts with exactly the same prefix reads it from the cache at 0.1x the input price instead of paying
+for it again; writing it costs 1.25x once (5-minute entries, refreshed by each hit). `usage` then splits
+the input into `input_tokens` (uncached), `cache_creation_input_tokens` and `cache_read_input_tokens`.
+Prefixes shorter than the model's minimum cacheable length are simply not cached.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from helpers.memory.history import HistoryMemory
+
+__all__ = ["EPHEMERAL", "with_cache_breakpoints", "CachedHistoryMemory"]
+
+EPHEMERAL = {"type": "ephemeral"}  # the 5-minute cache; {"type": "ephemeral", "ttl": "1h"} asks for an hour
+
+
+def _block(content: Any) -> list[dict]:
+    """Message or system content as a list of blocks (a string becomes one text block)."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [dict(b) for b in content]
+
+
+def with_cache_breakpoints(request: dict, *, system: bool = True, last_message: bool = True,
+                           cache_control: dict | None = None) -> dict:
+    """A copy of `request` with a breakpoint at the end of the system prompt and on the newest message.
+
+    The system breakpoint keeps the fixed prefix (persona, tools) cached on its own; the one on the newest
+    message caches everything before it, which the next turn (the same prefix plus one more exchange) reads
+    back. Same text, same token count: only `cache_control` is added."""
+    control = dict(cache_control or EPHEMERAL)
+    out = {**request}
+    if system and request.get("system"):
+        blocks = _block(request["system"])
+        blocks[-1]["cache_control"] = control
+        out["system"] = blocks
+    if last_message and request.get("messages"):
+        messages = [dict(m) for m in request["messages"]]
+        blocks = _block(messages[-1]["content"])
+        blocks[-1]["cache_control"] = control
+        messages[-1]["content"] = blocks
+        out["messages"] = messages
+    return out
+
+
+class CachedHistoryMemory(HistoryMemory):
+    """Naive history with prompt caching: the same requests as HistoryMemory, with breakpoints. Taught in 03.
+
+    Every turn still sends the whole conversation (the context window fills just as fast); the part already
+    sent last turn is read from the cache instead of paid for again."""
+
+    def build_request(self, text: str) -> dict:
+        return with_cache_breakpoints(super().build_request(text))
