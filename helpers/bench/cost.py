@@ -12,7 +12,7 @@ from helpers.pricing import CostLedger
 from helpers.sim.scripts import TRIP_PERSONA, trip_script
 from helpers.sim.simulate import REPLY_TOKENS, available_strategies, make_strategy, simulate, simulation_client
 from helpers.bench.common import non_negative_int, positive_int
-from helpers.bench.cost_table import CHECKPOINTS, KINDS, RESULTS_FILE, cost_table, provenance
+from helpers.bench.cost_table import CHECKPOINTS, KINDS, RESULTS_FILE, cost_table, markdown_table, provenance
 
 __all__ = ["run_cost", "add_cost"]
 
@@ -71,6 +71,7 @@ def _run_table(args: argparse.Namespace) -> int:
         path = Path(args.out)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+        path.with_suffix(".md").write_text(markdown_table(report), encoding="utf-8")
     if args.json:
         print(json.dumps(report))
         return 0
@@ -110,7 +111,7 @@ def add_cost(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--checkpoints", type=_checkpoints, default=list(CHECKPOINTS), metavar="N,N,...",
                    help="side by side: the turn counts reported (default %(default)s)")
     p.add_argument("--out", default=None, metavar="PATH",
-                   help=f"side by side: also write the report with its provenance (e.g. {RESULTS_FILE.relative_to(RESULTS_FILE.parents[2])})")
+                   help=f"side by side: also write the report with its provenance, as JSON and as Markdown beside it (e.g. {RESULTS_FILE.relative_to(RESULTS_FILE.parents[2])})")
     p.add_argument("--turns", type=positive_int, default=100, help="scripted user turns to run (default 100)")
     p.add_argument("--keep-last", type=non_negative_int, default=None, metavar="K",
                    help="messages kept by --strategy last_k (default %(default)s → 6)")

@@ -22,7 +22,7 @@ from helpers.sim.scripts import TRIP_PERSONA, trip_script
 from helpers.sim.simulate import REPLY_TOKENS, SECONDS_PER_TURN, make_strategy, simulate, simulation_client
 
 __all__ = ["CHECKPOINTS", "MODELS", "WINDOW_BUDGET", "KEEP_LAST", "ROWS", "KINDS", "cost_table", "crossover_turn",
-           "provenance", "RESULTS_FILE"]
+           "provenance", "markdown_table", "RESULTS_FILE"]
 
 CHECKPOINTS = (50, 200, 1000)
 # Two price tables: claude-haiku-4-5 caches no prefix under 4,096 tokens, claude-sonnet-4-5 from 1,024 (the
@@ -188,3 +188,33 @@ def provenance(argv: list[str] | None = None) -> dict:
             "mode": "offline (token counts by the local BPE, an offline count; prices from the model's price table)",
             "reply_tokens": REPLY_TOKENS, "seconds_per_turn": SECONDS_PER_TURN, "window_budget": WINDOW_BUDGET,
             "keep_last": KEEP_LAST, "pricing": PRICING_SOURCE}
+
+
+def markdown_table(report: dict) -> str:
+    """The report as Markdown: provenance, then per model one row per strategy and checkpoint, then the verdict."""
+    prov = report.get("provenance", {})
+    lines = [f"# Cost of memory, side by side ({prov.get('date', '?')})", "",
+             f"Written by `{prov.get('command', '?')}` at commit `{prov.get('commit', '?')}`"
+             f"{' (with uncommitted changes)' if prov.get('uncommitted_changes') else ''}. Data: {prov.get('data', '?')}. "
+             f"Mode: {prov.get('mode', '?')}. Replies padded to {prov.get('reply_tokens')} tokens; "
+             f"{prov.get('seconds_per_turn')} s between turns; bounded window budget {prov.get('window_budget')} tokens; "
+             f"last-k keeps {prov.get('keep_last')} messages. Prices: {prov.get('pricing', '?')}.", ""]
+    for model in report["models"]:
+        lines += [f"## {model}", "", "| strategy | turns | input | cache write | cache read | output | USD | of which upkeep |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for label, row in report["strategies"].items():
+            for turns in report["checkpoints"]:
+                cell = row["by_model"][model].get(str(turns))
+                if cell is None:
+                    continue
+                t = cell["total"]
+                lines.append(f"| {label} | {turns:,} | {t['input']:,} | {t['cache_write']:,} | {t['cache_read']:,} | "
+                             f"{t['output']:,} | {t['usd']:.4f} | {cell['maintenance']['usd']:.4f} |")
+        found = report.get("comparison", {}).get(model)
+        if found:
+            verdict = "beats" if found["cache_aware_bounded_wins"] else "does not beat"
+            lines += ["", f"At {report['comparison']['at_turns']:,} turns cache-aware bounded ({found['bounded_cache_aware_usd']:.4f} USD) "
+                          f"{verdict} naive + caching ({found['naive_caching_usd']:.4f} USD); crossover turn: "
+                          f"{found['crossover_turn'] if found['crossover_turn'] is not None else 'none within the run'}."]
+        lines.append("")
+    return "\n".join(lines)

@@ -8,7 +8,7 @@ failed turn tells the user.
 """
 
 from helpers.memory.bounded import BoundedMemory, session_id_from_file
-from helpers.memory.caching import CachedHistoryMemory, with_cache_breakpoints
+from helpers.memory.caching import CachedHistoryMemory, reuses_prefix, with_cache_breakpoints
 from helpers.memory.errors import EmptyMessageError, SessionConflict, TurnError
 from helpers.memory.history import HistoryMemory, StatelessMemory, TurnResult, check_user_text, reply_text
 from helpers.memory.long_term import LongTermMemory, VectorMemory
@@ -23,6 +23,7 @@ __all__ = [
     "HistoryMemory",
     "CachedHistoryMemory",
     "with_cache_breakpoints",
+    "reuses_prefix",
     "BoundedMemory",
     "VectorMemory",
     "LongTermMemory",

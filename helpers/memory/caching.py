@@ -14,7 +14,7 @@ from typing import Any
 
 from helpers.memory.history import HistoryMemory
 
-__all__ = ["EPHEMERAL", "with_cache_breakpoints", "CachedHistoryMemory"]
+__all__ = ["EPHEMERAL", "with_cache_breakpoints", "reuses_prefix", "CachedHistoryMemory"]
 
 EPHEMERAL = {"type": "ephemeral"}  # the 5-minute cache; {"type": "ephemeral", "ttl": "1h"} asks for an hour
 
@@ -46,6 +46,22 @@ def with_cache_breakpoints(request: dict, *, system: bool = True, last_message: 
         messages[-1]["content"] = blocks
         out["messages"] = messages
     return out
+
+
+def _texts(content: Any) -> list[str]:
+    return [b.get("text", "") if isinstance(b, dict) else str(b) for b in _block(content)] if content else []
+
+
+def reuses_prefix(previous: dict, request: dict) -> bool:
+    """True when `request` starts with everything `previous` sent (tools, system, every message), text for text.
+
+    Then a breakpoint on `previous`'s newest message wrote a cache entry that `request` can read; any change
+    before it (a new summary, a window that slid by one exchange) makes the whole prefix new."""
+    if previous.get("tools") != request.get("tools") or _texts(previous.get("system")) != _texts(request.get("system")):
+        return False
+    before, now = previous.get("messages") or [], request.get("messages") or []
+    return len(now) > len(before) and all(
+        a["role"] == b["role"] and _texts(a["content"]) == _texts(b["content"]) for a, b in zip(before, now))
 
 
 class CachedHistoryMemory(HistoryMemory):

@@ -8,6 +8,8 @@ import sys
 import pytest
 
 from helpers.bench import build_parser, main
+from helpers.bench.cost_table import KINDS, ROWS, cost_table, crossover_turn
+from helpers.sim.simulate import REPLY_TOKENS
 
 KEYS = {"turns", "total_input_tokens", "total_output_tokens", "max_turn_input_tokens", "cost_usd",
         "per_turn_input_tokens", "per_turn_output_tokens", "per_turn_cost_usd", "fitted_exponent", "strategy"}
@@ -36,14 +38,16 @@ def test_cost_json_as_a_subprocess():
 def test_last_k_with_keep_last(capsys):
     assert main(["cost", "--strategy", "last_k", "--keep-last", "2", "--turns", "12", "--json", "--no-progress"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["keep_last"] == 2 and report["max_turn_input_tokens"] < 250
+    # one earlier exchange at most: its padded reply, two user messages and the persona
+    assert report["keep_last"] == 2 and report["reply_tokens"] == REPLY_TOKENS
+    assert report["max_turn_input_tokens"] < REPLY_TOKENS + 250
 
 
 def test_table_output_and_context_window_overflow(capsys):
-    assert main(["cost", "--turns", "30", "--context-window", "1500", "--no-progress"]) == 0
+    assert main(["cost", "--strategy", "naive", "--turns", "30", "--context-window", "1500", "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert "overflow at turn" in out and "prompt is too long" in out and "total: input" in out
-    assert main(["cost", "--turns", "30", "--context-window", "1500", "--json", "--no-progress"]) == 0
+    assert main(["cost", "--strategy", "naive", "--turns", "30", "--context-window", "1500", "--json", "--no-progress"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["overflow_turn"] == report["turns"] + 1 and report["max_turn_input_tokens"] <= 1500
 
@@ -55,3 +59,46 @@ def test_bad_arguments_are_refused(capsys):
         with pytest.raises(SystemExit) as info:
             build_parser().parse_args(argv)
         assert info.value.code == 2
+
+
+def test_crossover_is_the_first_turn_from_which_ours_stays_cheaper():
+    assert crossover_turn([1, 2, 3, 4], [2, 2, 4, 5]) == 3   # below at 1, tied at 2, below from 3 on
+    assert crossover_turn([1, 1], [2, 2]) == 1
+    assert crossover_turn([3, 3], [2, 2]) is None
+    assert crossover_turn([1, 5], [2, 2]) is None            # below first, not at the end: no crossover
+
+
+def test_side_by_side_table_has_every_strategy_kind_and_checkpoint(capsys, tmp_path):
+    out = tmp_path / "cost.json"
+    assert main(["cost", "--checkpoints", "4,8", "--json", "--no-progress", "--out", str(out)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert json.loads(out.read_text()) == report
+    prov = report["provenance"]
+    assert prov["reply_tokens"] == REPLY_TOKENS and prov["command"].startswith("python -m helpers.bench")
+    assert {"commit", "date", "data", "mode", "seconds_per_turn", "window_budget"} <= set(prov)
+    assert list(report["strategies"]) == [label for label, *_ in ROWS]
+    for label, row in report["strategies"].items():
+        for model in report["models"]:
+            cells = row["by_model"][model]
+            assert set(cells) == {"4", "8"}
+            for cell in cells.values():
+                total = cell["total"]
+                assert set(KINDS) <= set(total)
+                assert total["usd"] == pytest.approx(cell["chat"]["usd"] + cell["maintenance"]["usd"])
+                assert cell["chat"]["output"] == cell["chat"]["calls"] * REPLY_TOKENS  # padded replies
+            assert cells["8"]["total"]["usd"] > cells["4"]["total"]["usd"]
+            # strategies without memory upkeep make no maintenance calls; bounded ones make some once trimming
+            if label in ("naive", "naive + caching", "last-k"):
+                assert cells["8"]["maintenance"]["calls"] == 0
+    assert report["comparison"]["at_turns"] == 8
+
+
+def test_side_by_side_on_a_short_run_orders_as_expected():
+    rows = [r for r in ROWS if r[1] in ("naive", "bounded")]
+    rows = [(label, name, {**opts, "budget": 600} if name == "bounded" else opts, c) for label, name, opts, c in rows]
+    report = cost_table([30], models=["claude-haiku-4-5"], rows=rows)
+    naive = report["strategies"]["naive"]["by_model"]["claude-haiku-4-5"]["30"]
+    bounded = report["strategies"]["bounded (plain)"]["by_model"]["claude-haiku-4-5"]["30"]
+    # the bounded window never outgrows its budget by more than the newest exchange; naive keeps everything
+    assert bounded["max_request_tokens"] < naive["max_request_tokens"]
+    assert bounded["chat"]["input"] < naive["chat"]["input"] and bounded["maintenance"]["calls"] > 0

@@ -262,3 +262,61 @@ def test_rebuild_keeps_a_committed_exchange_whose_log_status_was_not_updated(cli
     # a crash after the session save (the commit point) but before the logs were marked "ok"
     store.set_log_status("u1", "s1", [3, 4], "pending")
     assert memory.rebuild()["window"] == before
+
+
+# ---------------------------------------------------------------------------- cache-aware bounded memory (04)
+
+def _marks(request):
+    """Where the request carries cache_control: 'system' and/or the index of each marked message."""
+    found = []
+    if isinstance(request["system"], list) and any("cache_control" in b for b in request["system"]):
+        found.append("system")
+    for i, m in enumerate(request["messages"]):
+        if isinstance(m["content"], list) and any("cache_control" in b for b in m["content"]):
+            found.append(i)
+    return found
+
+
+def test_plain_bounded_sends_no_breakpoints_and_cache_aware_marks_system_and_newest_message(client, settings):
+    plain, aware = bounded(client, settings), bounded(client, settings, session_id="s2", cache_aware=True)
+    for memory in (plain, aware):
+        memory.turn("Hi Scout, my name is Maya and my favorite color is teal.")
+    assert _marks(plain.build_request("Hello again")) == []
+    request = aware.build_request("Hello again")
+    assert _marks(request) == ["system", len(request["messages"]) - 1]
+    assert request["system"][0]["text"] == aware.system_prompt(aware.load())  # same text, only marked
+
+
+def test_cache_aware_bounded_keeps_its_prefix_between_folds_and_folds_less_often(client, settings):
+    from helpers.memory import reuses_prefix
+    from helpers.pricing import CostLedger
+
+    runs = {}
+    for aware in (False, True):
+        memory = bounded(client, settings, session_id=f"fold-{aware}", cache_aware=aware, budget=400,
+                         ledger=CostLedger())
+        memory.turn("Hi Scout, my name is Maya and my favorite color is teal.")
+        sent = [memory.turn(FILLER.format(i=i)) for i in range(24)]
+        assert all(r.window_tokens <= 400 for r in sent)
+        reused = sum(reuses_prefix(a.request, b.request) for a, b in zip(sent, sent[1:]))
+        runs[aware] = (reused, memory.ledger.totals_by_purpose()["summary"]["calls"], memory)
+    assert runs[True][0] > 2 * runs[False][0]      # the cached prefix survives most turns, not the plain one's
+    assert runs[True][1] < runs[False][1]          # and the summary is folded in fewer, larger calls
+    assert "Maya" in runs[True][2].turn("What is my name?").reply
+
+
+def test_reuses_prefix_compares_text_not_markers():
+    from helpers.memory import reuses_prefix, with_cache_breakpoints
+
+    one = {"system": "S", "messages": [{"role": "user", "content": "a"}]}
+    two = {"system": "S", "messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"},
+                                       {"role": "user", "content": "c"}]}
+    assert reuses_prefix(with_cache_breakpoints(one), with_cache_breakpoints(two))
+    assert not reuses_prefix(one, {**two, "system": "S2"})
+    assert not reuses_prefix(one, {**two, "messages": [{"role": "user", "content": "x"}, *two["messages"][1:]]})
+    assert not reuses_prefix(two, one)
+
+
+def test_low_water_is_checked(client, settings):
+    with pytest.raises(ValueError, match="low_water"):
+        bounded(client, settings, cache_aware=True, low_water=1.0)

@@ -273,3 +273,39 @@ def test_property_starts_with_a_user_turn(case):
     groups, budget = case
     _, kept, _ = run(groups, budget)
     assert kept and opens_exchange(kept[0])
+
+
+def _msgs(*sizes):
+    roles = ["user", "assistant"]
+    return [{"role": roles[i % 2], "content": str(i), "tokens": n} for i, n in enumerate(sizes)]
+
+
+def test_trim_in_chunks_keeps_everything_until_the_high_mark_then_cuts_to_the_low_mark():
+    from helpers.memory.window import trim_in_chunks
+
+    under = _msgs(100, 100, 100, 100)               # 400 tokens
+    assert trim_in_chunks(under, 400, 200) == (under, [])
+    over = _msgs(100, 100, 100, 100, 100, 100)      # 600 tokens > 400: cut to 200, whole exchanges
+    kept, dropped = trim_in_chunks(over, 400, 200)
+    assert [m["content"] for m in kept] == ["4", "5"] and dropped + kept == over
+    assert trim_in_chunks(over, 600, 200) == (over, [])
+    with pytest.raises(ValueError, match="low"):
+        trim_in_chunks(over, 400, 500)
+
+
+def test_trim_in_chunks_prefix_stays_identical_between_cuts():
+    from helpers.memory.window import trim_in_chunks
+
+    window, cuts = [], 0
+    for i in range(30):
+        grown = window + _msgs(30, 70)
+        for m, n in zip(grown[-2:], range(2)):
+            m["content"] = f"{i}-{n}"
+        kept, dropped = trim_in_chunks(grown, 500, 250)
+        if dropped:
+            cuts += 1
+        else:
+            assert kept[:len(window)] == window       # no cut: the old window is an exact prefix
+        assert sum(m["tokens"] for m in kept) <= 500
+        window = kept
+    assert 0 < cuts < 30 // 2                          # a cut every few turns, not every turn

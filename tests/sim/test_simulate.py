@@ -62,7 +62,7 @@ def test_the_table_names_every_stage_and_importing_memory_registers_nothing():
     code = ("import sys, helpers.memory; assert 'helpers.sim.simulate' not in sys.modules, 'memory imported simulate'; "
             "import helpers.sim.simulate as s; print(sorted(s.STRATEGIES))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "['bounded', 'last_k', 'naive', 'stateless', 'vector']"
+    assert out.strip() == "['bounded', 'bounded_cached', 'last_k', 'naive', 'naive_cached', 'stateless', 'vector']"
 
 
 @pytest.mark.parametrize("name, cls", [("stateless", StatelessMemory), ("bounded", BoundedMemory),
@@ -172,3 +172,25 @@ def test_recall_with_full_history_but_not_with_last_k(offline_settings):
         full, short = naive.turn(question), last_k.turn(question)
         assert expected in json.dumps(full.request)  # the full history carries every planted fact
         assert expected not in json.dumps(short.request) and expected not in short.reply
+
+
+# ---------------------------------------------------------------------------- replies of real length
+
+def test_simulated_replies_are_padded_to_the_stated_length_with_text_that_states_nothing(offline_settings):
+    from helpers.offline.fact_rules import facts_from_text
+    from helpers.offline.model import PADDING
+    from helpers.sim.simulate import REPLY_TOKENS
+
+    assert facts_from_text(PADDING, "assistant", True) == [] and facts_from_text(PADDING, "user") == []
+    padded = simulation_client(offline_settings)
+    plain = simulation_client(offline_settings, reply_tokens=None)
+    runs = {}
+    for name, client in (("padded", padded), ("plain", plain)):
+        memory = make_strategy("naive", client, offline_settings, system=TRIP_PERSONA)
+        result = simulate(memory, trip_script(8), name=name)
+        runs[name] = (result, memory.turn("What is my name?").reply)
+    padded_run, plain_run = runs["padded"][0], runs["plain"][0]
+    assert padded_run.reply_tokens == REPLY_TOKENS and plain_run.reply_tokens is None
+    assert padded_run.output_tokens == [REPLY_TOKENS] * 8 and max(plain_run.output_tokens) < REPLY_TOKENS
+    assert all(p.startswith(q) for p, q in zip(padded_run.replies, plain_run.replies))  # same answer, then filler
+    assert "Maya" in runs["padded"][1] and runs["padded"][1].startswith(runs["plain"][1])
