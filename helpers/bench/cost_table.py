@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from helpers.config import Settings, load_settings
-from helpers.pricing import PRICING_SOURCE, CostLedger, cost_of
+from helpers.pricing import CHAT_KIND, PRICING_SOURCE, CostLedger, cost_of
 from helpers.sim.scripts import TRIP_PERSONA, trip_script
 from helpers.sim.simulate import REPLY_TOKENS, SECONDS_PER_TURN, make_strategy, simulate, simulation_client
 
@@ -80,8 +80,8 @@ def _row(entries: list, model: str, requests: list[int]) -> dict:
     """Chat, maintenance (every other purpose) and total, priced at `model`; the largest request."""
     chat, upkeep, by_purpose = _empty(), _empty(), {}
     for e in entries:
-        _add(chat if e.purpose == "chat" else upkeep, e, model)
-        if e.purpose != "chat":
+        _add(chat if e.kind == CHAT_KIND else upkeep, e, model)
+        if e.kind != CHAT_KIND:
             _add(by_purpose.setdefault(e.purpose, _empty()), e, model)
     total = {k: chat[k] + upkeep[k] for k in chat}
     return {"chat": chat, "maintenance": upkeep, "maintenance_by_purpose": by_purpose, "total": total,

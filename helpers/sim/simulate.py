@@ -12,6 +12,7 @@ from tqdm import tqdm  # text bar: a widget bar saved in a notebook shows "model
 
 from helpers.config import Settings
 from helpers.llm import get_client, offline_transport
+from helpers.offline import SimClock
 from helpers.memory import BoundedMemory, CachedHistoryMemory, HistoryMemory, StatelessMemory, TurnResult, VectorMemory
 from helpers.pricing import CostLedger, Price, cost_of, price_of
 from helpers.db.store import Store, mongomock_store
@@ -155,15 +156,11 @@ def simulation_client(settings: Settings, *, context_window: int | None = None,
                       reply_tokens: int | None = REPLY_TOKENS) -> anthropic.Anthropic:
     """An offline client for simulations (always offline: long runs against the live API cost real money).
 
-    Its chat replies are padded to `reply_tokens` tokens (default REPLY_TOKENS; None: the reader's own length)."""
-    client = get_client(settings.with_(anthropic_api_key=None), context_window=context_window or SIMULATION_CONTEXT_WINDOW,
-                        faults="", max_retries=0,  # faults="": GTE_OFFLINE_FAULTS does not apply to simulations
-                        reply_tokens=reply_tokens)
-    model = offline_transport(client).model
-    if hasattr(model, "cache"):  # the prompt cache runs on simulated time, moved on by `simulate`
-        from helpers.offline import SimClock
-        model.clock = SimClock()
-    return client
+    Its chat replies are padded to `reply_tokens` tokens (default REPLY_TOKENS; None: the reader's own length);
+    its prompt cache runs on a `SimClock` that `simulate` moves SECONDS_PER_TURN per turn."""
+    return get_client(settings.with_(anthropic_api_key=None), context_window=context_window or SIMULATION_CONTEXT_WINDOW,
+                      faults="", max_retries=0,  # faults="": GTE_OFFLINE_FAULTS does not apply to simulations
+                      reply_tokens=reply_tokens, clock=SimClock())  # the prompt cache runs on simulated time
 
 
 def _clock_of(strategy: Any) -> Any:
