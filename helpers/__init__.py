@@ -49,9 +49,9 @@ TOOLS built on the core:
     tools/                      chat.py (the terminal chat, with cli_checks.py and settle.py), widget/ (the live
                                 chat widget: render.py, state to HTML; events.py, clicks and threads)
     bench/                      `python -m helpers.bench ...` (__main__.py, cli.py, common.py): one module per
-                                benchmark: cost.py, compare.py, overhead.py, load.py, recall.py, retrieval.py
-                                (with latency.py), longmem/ (long conversations), reader_eval.py (the offline
-                                reader); scoring.py (answer-in-request)
+                                benchmark: cost.py (with cost_table.py: every strategy side by side), compare.py,
+                                overhead.py, load.py, recall.py, retrieval.py (with latency.py), longmem/ (long
+                                conversations), reader_eval.py (the offline reader); scoring.py (answer-in-request)
 """
 
 __all__: list[str] = []

@@ -11,6 +11,7 @@ apart. A longer script starts with the shorter one and every run is deterministi
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -22,7 +23,7 @@ from helpers.sim.scripts import TRIP_PERSONA, trip_script
 from helpers.sim.simulate import REPLY_TOKENS, SECONDS_PER_TURN, make_strategy, simulate, simulation_client
 
 __all__ = ["CHECKPOINTS", "MODELS", "WINDOW_BUDGET", "KEEP_LAST", "ROWS", "KINDS", "cost_table", "crossover_turn",
-           "provenance", "markdown_table", "RESULTS_FILE"]
+           "provenance", "markdown_table", "load_results", "print_checkpoint", "RESULTS_FILE"]
 
 CHECKPOINTS = (50, 200, 1000)
 # Two price tables: claude-haiku-4-5 caches no prefix under 4,096 tokens, claude-sonnet-4-5 from 1,024 (the
@@ -218,3 +219,32 @@ def markdown_table(report: dict) -> str:
                           f"{found['crossover_turn'] if found['crossover_turn'] is not None else 'none within the run'}."]
         lines.append("")
     return "\n".join(lines)
+
+
+def load_results(path: str | Path | None = None) -> dict:
+    """The results file `python -m helpers.bench cost --out docs/results/cost.json` wrote (notebooks read it)."""
+    path = Path(path) if path else RESULTS_FILE
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing: run `python -m helpers.bench cost --json --out {path}` "
+                                "(it simulates every strategy offline, about a quarter of an hour)")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def print_checkpoint(report: dict, turns: int, labels: Iterable[str] | None = None) -> None:
+    """One checkpoint of the report as a table per model, then the verdict cache-aware bounded vs naive + caching."""
+    for model in report["models"]:
+        print(f"{model}, {turns:,} turns (replies {report['provenance']['reply_tokens']} tokens)")
+        print(f"  {'strategy':<22}" + "".join(f"{k:>12}" for k in KINDS) + f"{'USD':>9}{'upkeep':>9}")
+        for label, row in report["strategies"].items():
+            if labels is not None and label not in labels:
+                continue
+            cell = row["by_model"][model][str(turns)]
+            print(f"  {label:<22}" + "".join(f"{cell['total'][k]:>12,}" for k in KINDS)
+                  + f"{cell['total']['usd']:>9.3f}{cell['maintenance']['usd']:>9.3f}")
+        found = report["comparison"].get(model)
+        if found and labels is None:
+            crossover = found["crossover_turn"]
+            print(f"  cache-aware bounded {'beats' if found['cache_aware_bounded_wins'] else 'does not beat'} naive + "
+                  f"caching at {report['comparison']['at_turns']:,} turns (${found['bounded_cache_aware_usd']:.3f} vs "
+                  f"${found['naive_caching_usd']:.3f}); cheaper for good from turn "
+                  f"{crossover if crossover is not None else '- (never in the run)'}")
