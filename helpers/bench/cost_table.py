@@ -22,7 +22,7 @@ from helpers.pricing import CHAT_KIND, PRICING_SOURCE, CostLedger, cost_of
 from helpers.sim.scripts import TRIP_PERSONA, trip_script
 from helpers.sim.simulate import REPLY_TOKENS, SECONDS_PER_TURN, make_strategy, simulate, simulation_client
 
-__all__ = ["CHECKPOINTS", "MODELS", "WINDOW_BUDGET", "KEEP_LAST", "ROWS", "KINDS", "cost_table", "crossover_turn",
+__all__ = ["CHECKPOINTS", "MODELS", "WINDOW_BUDGET", "KEEP_LAST", "MEMORY_BUDGET", "ROWS", "KINDS", "cost_table", "crossover_turn",
            "provenance", "markdown_table", "load_results", "print_checkpoint", "RESULTS_FILE"]
 
 CHECKPOINTS = (50, 200, 1000)
@@ -31,6 +31,7 @@ CHECKPOINTS = (50, 200, 1000)
 MODELS = ("claude-haiku-4-5", "claude-sonnet-4-5")
 WINDOW_BUDGET = 2000  # tokens: bounded windows (plain: trimmed to it each turn; cache-aware: grows to it, cut to half)
 KEEP_LAST = 20        # messages the last-k workaround sends: about the same tokens as WINDOW_BUDGET
+MEMORY_BUDGET = 500   # tokens of recalled memories per request (vector rows; the window has WINDOW_BUDGET)
 KINDS = ("input", "cache_write", "cache_read", "output")  # the four billed token counts of `usage`
 RESULTS_FILE = Path(__file__).resolve().parents[2] / "docs" / "results" / "cost.json"
 
@@ -42,7 +43,8 @@ ROWS: tuple[tuple[str, str, dict, bool], ...] = (
     ("last-k", "last_k", {"keep_last": KEEP_LAST}, False),
     ("bounded (plain)", "bounded", {"budget": WINDOW_BUDGET}, False),
     ("bounded (cache-aware)", "bounded_cached", {"budget": WINDOW_BUDGET}, True),
-    ("vector", "vector", {"context_budget": WINDOW_BUDGET}, False),
+    ("vector", "vector", {"budget": WINDOW_BUDGET, "memory_budget": MEMORY_BUDGET}, False),
+    ("vector (cache-aware)", "vector_cached", {"budget": WINDOW_BUDGET, "memory_budget": MEMORY_BUDGET}, True),
 )
 
 
@@ -188,7 +190,7 @@ def provenance(argv: list[str] | None = None) -> dict:
             "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "mode": "offline (token counts by the local BPE, an offline count; prices from the model's price table)",
             "reply_tokens": REPLY_TOKENS, "seconds_per_turn": SECONDS_PER_TURN, "window_budget": WINDOW_BUDGET,
-            "keep_last": KEEP_LAST, "pricing": PRICING_SOURCE}
+            "keep_last": KEEP_LAST, "memory_budget": MEMORY_BUDGET, "pricing": PRICING_SOURCE}
 
 
 def markdown_table(report: dict) -> str:
@@ -199,7 +201,8 @@ def markdown_table(report: dict) -> str:
              f"{' (with uncommitted changes)' if prov.get('uncommitted_changes') else ''}. Data: {prov.get('data', '?')}. "
              f"Mode: {prov.get('mode', '?')}. Replies padded to {prov.get('reply_tokens')} tokens; "
              f"{prov.get('seconds_per_turn')} s between turns; bounded window budget {prov.get('window_budget')} tokens; "
-             f"last-k keeps {prov.get('keep_last')} messages. Prices: {prov.get('pricing', '?')}.", ""]
+             f"last-k keeps {prov.get('keep_last')} messages; vector memories up to {prov.get('memory_budget')} "
+             f"tokens. Prices: {prov.get('pricing', '?')}.", ""]
     for model in report["models"]:
         lines += [f"## {model}", "", "| strategy | turns | input | cache write | cache read | output | USD | of which upkeep |",
                   "|---|---:|---:|---:|---:|---:|---:|---:|"]

@@ -94,16 +94,21 @@ class BoundedMemory(_Base):
         return system_with_summary(self.system, session.get("summary"))
 
     def _request_for(self, session: dict, text: str) -> dict:
-        """The request for `text`: persona + summary (+ recalled memories) in `system`, window + `text` in `messages`."""
+        """The request for `text`: persona + summary (+ recalled memories) in `system`, window + `text` in `messages`.
+
+        Cache-aware, recalled memories go last, in the newest message, so the cached prefix before them holds."""
         recall = self.recall = self.retriever.recall(session, text) if self.retriever is not None else None
-        window, system = session["window"], self.system_prompt(session)
+        window, system, newest = session["window"], self.system_prompt(session), text
         if recall is not None:
             window = session["window"] if recall.window is None else recall.window
             system = system if recall.summary_sent else self.system_prompt({**session, "summary": ""})
-            system = f"{system}\n\n{recall.block}" if recall.block else system
+            if recall.block and self.cache_aware:
+                newest = [{"type": "text", "text": text}, {"type": "text", "text": f"\n\n{recall.block}"}]
+            system = f"{system}\n\n{recall.block}" if recall.block and newest is text else system
         request = {"model": self.model, "max_tokens": self.max_tokens, "system": system,
-                   "messages": [*(strip_meta(m) for m in window), {"role": "user", "content": text}]}
-        return with_cache_breakpoints(request) if self.cache_aware else request
+                   "messages": [*(strip_meta(m) for m in window), {"role": "user", "content": newest}]}
+        marks = (-1,) if newest is text else (-2,)  # memories change every turn: cache up to the window's end
+        return with_cache_breakpoints(request, messages=marks) if self.cache_aware else request
 
     def build_request(self, text: str) -> dict:
         """The exact request the next turn would send for `text`; reads the store, changes nothing."""

@@ -26,25 +26,28 @@ def _block(content: Any) -> list[dict]:
     return [dict(b) for b in content]
 
 
-def with_cache_breakpoints(request: dict, *, system: bool = True, last_message: bool = True,
+def with_cache_breakpoints(request: dict, *, system: bool = True, messages: tuple[int, ...] = (-1,),
                            cache_control: dict | None = None) -> dict:
     """A copy of `request` with a breakpoint at the end of the system prompt and on the newest message.
 
     The system breakpoint keeps the fixed prefix (persona, tools) cached on its own; the one on the newest
     message caches everything before it, which the next turn (the same prefix plus one more exchange) reads
-    back. Same text, same token count: only `cache_control` is added."""
+    back. `messages` names other positions to mark (-2: the message before the newest; positions the request
+    does not have are skipped). Same text, same token count: only `cache_control` is added."""
     control = dict(cache_control or EPHEMERAL)
     out = {**request}
     if system and request.get("system"):
         blocks = _block(request["system"])
         blocks[-1]["cache_control"] = control
         out["system"] = blocks
-    if last_message and request.get("messages"):
-        messages = [dict(m) for m in request["messages"]]
-        blocks = _block(messages[-1]["content"])
-        blocks[-1]["cache_control"] = control
-        messages[-1]["content"] = blocks
-        out["messages"] = messages
+    sent = [dict(m) for m in request.get("messages") or []]
+    for i in messages:
+        if -len(sent) <= i < len(sent):
+            blocks = _block(sent[i]["content"])
+            blocks[-1]["cache_control"] = control
+            sent[i]["content"] = blocks
+    if sent:
+        out["messages"] = sent
     return out
 
 

@@ -116,8 +116,21 @@ def _answer_question(system: str, question: str, pool: list) -> str:
     return " ".join(out)
 
 
+_MEMORY_BLOCK = re.compile(r"\s*<remembered_memories>.*?</remembered_memories>", re.S)
+
+
+def _lift_memories(system: str, messages: list[tuple[str, str]]) -> tuple[str, list[tuple[str, str]]]:
+    """A memory block sent in the newest user message (after a cached prefix) is read as part of the system prompt."""
+    if not messages or messages[-1][0] != "user" or "<remembered_memories>" not in messages[-1][1]:
+        return system, messages
+    role, text = messages[-1]
+    blocks = [m.group(0).strip() for m in _MEMORY_BLOCK.finditer(text)]
+    return "\n\n".join([system, *blocks]), [*messages[:-1], (role, _MEMORY_BLOCK.sub("", text).strip())]
+
+
 def chat_reply(system: str, messages: list[tuple[str, str]]) -> str:
     """Reply to the last user message using only what `system` and `messages` hold."""
+    system, messages = _lift_memories(system, messages)
     last = messages[-1][1] if messages and messages[-1][0] == "user" else ""
     pool = statements_of(system, messages)
     said_now = [s for s in sentences(last) if not is_question(s)]

@@ -98,6 +98,11 @@ def _vector(client: anthropic.Anthropic, settings: Settings, *, store: Store | N
     return VectorMemory(client, settings, store=store or mongomock_store("simulation"), **kw)
 
 
+def _vector_cached(client: anthropic.Anthropic, settings: Settings, **kw: Any) -> Strategy:
+    """Cache-aware vector memory: bounded_cached's window and breakpoints, recalled memories in the newest message."""
+    return _vector(client, settings, cache_aware=True, **kw)
+
+
 # The strategy table: every name the simulator, the notebooks and `python -m helpers.bench --strategy` know.
 STRATEGIES: dict[str, StrategyFactory] = {
     "naive": _naive,
@@ -107,6 +112,7 @@ STRATEGIES: dict[str, StrategyFactory] = {
     "bounded": _bounded,
     "bounded_cached": _bounded_cached,
     "vector": _vector,
+    "vector_cached": _vector_cached,
 }
 
 

@@ -62,7 +62,7 @@ def test_the_table_names_every_stage_and_importing_memory_registers_nothing():
     code = ("import sys, helpers.memory; assert 'helpers.sim.simulate' not in sys.modules, 'memory imported simulate'; "
             "import helpers.sim.simulate as s; print(sorted(s.STRATEGIES))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "['bounded', 'bounded_cached', 'last_k', 'naive', 'naive_cached', 'stateless', 'vector']"
+    assert out.strip() == "['bounded', 'bounded_cached', 'last_k', 'naive', 'naive_cached', 'stateless', 'vector', 'vector_cached']"
 
 
 @pytest.mark.parametrize("name, cls", [("stateless", StatelessMemory), ("bounded", BoundedMemory),
