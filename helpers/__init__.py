@@ -46,7 +46,8 @@ TOOLS built on the core:
 
     chat.py                     `python -m helpers.chat --stage ...`: runs tools/chat.py
     tools/                      chat.py (the terminal chat, with cli_checks.py and settle.py), widget/ (the live
-                                chat widget: render.py, state to HTML; events.py, clicks and threads)
+                                chat widget: render.py, state to HTML; events.py, clicks and threads),
+                                git_clean.py (a saved run leaves `git status` clean; `run.py lab` installs it)
     bench/                      `python -m helpers.bench ...` (__main__.py, cli.py, common.py): one module per
                                 benchmark: cost.py, compare.py, overhead.py, load.py, recall.py, retrieval.py
                                 (with latency.py), longmem/ (long conversations), reader_eval.py (the offline
