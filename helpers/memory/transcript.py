@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Iterable
 
-from dateutil import parser as _dateparser  # matplotlib's dependency, already installed
+from dateutil import parser as _dateparser  # python-dateutil, pinned in requirements.txt
 
 __all__ = ["Turn", "parse_when", "read_transcript", "read_transcript_file", "number_conversations", "MARKER"]
 
