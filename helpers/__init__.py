@@ -15,7 +15,7 @@ THE TAUGHT CORE, in notebook order (read these):
     03  tokens.py               measured token counts (usage, count_tokens, the local BPE)
         pricing.py              prices, cost_of and the CostLedger
         sim/                    scripts.py (the scripted trip chat), simulate.py (the strategy table and the
-                                simulator), plots.py (the plots of 03, 04 and 06)
+                                simulator), plots.py (the plots of 03, 04 and 07)
     04  prompts.py              every prompt the helpers send, the block tags and their one sanitiser
         memory/window.py        trim by whole exchanges to a token budget
         memory/summary.py       the rolling summary merge
@@ -28,14 +28,14 @@ THE TAUGHT CORE, in notebook order (read these):
     05  memory/facts.py         per-user facts: dedup, superseded instead of deleted
         memory/facts_worker.py  extraction in a background worker, and its latency
         memory/long_term.py     LongTermMemory, the retriever BoundedMemory takes; VectorMemory
-        memory/budget.py        one context budget shared by window, summary and memories
-        memory/transcript.py    read a dated transcript; memory/importer.py imports it (`--import`)
         retrieval/              embeddings.py (MiniLM in numpy via minilm.py, or Voyage), schema.py (the memory
                                 document, the turn unit), bm25.py, ranking.py (rrf, cosine top-k), index.py (MemoryIndex:
                                 store, index turns, search),
                                 inject.py (the one injector: the dated memory block, packing by value per
                                 token); cache.py and atlas.py are plumbing
-    06  (composes the above)
+    06  memory/budget.py        one context budget shared by window, summary and memories
+        memory/transcript.py    read a dated transcript; memory/importer.py imports it (`--import`)
+    07  (composes the above)
 
 PLUMBING you can skip (first docstring line "Plumbing:"):
 

@@ -356,7 +356,11 @@ def _graph() -> tuple[dict[str, Path], dict[str, set[str]]]:
     return modules, import_graph(modules)
 
 
-STAGES = ("memory", "retrieval")  # the stage modules of 01-05; the basics (top level) may be read before taught
+STAGES = ("memory", "retrieval")  # the stage modules of 01-06; the basics (top level) may be read before taught
+# VectorMemory (05) carries 06's options: one context budget (`context_budget=`) and the dated import. 05 teaches it
+# without them; the two imports are named here so that no other forward import slips in.
+ALLOWED_FORWARD = {("helpers.memory.long_term", "helpers.memory.budget"),
+                   ("helpers.memory.long_term", "helpers.memory.importer")}
 
 
 def _stage_module(name: str, path: Path) -> bool:
@@ -375,7 +379,7 @@ def test_an_earlier_notebooks_module_never_imports_a_later_ones() -> None:
         for target in targets:
             there = _notebook_of(modules[target])
             if _stage_module(target, modules[target]) and modules[target].name != "__init__.py" \
-                    and there is not None and there > _notebook_of(path):
+                    and there is not None and there > _notebook_of(path) and (name, target) not in ALLOWED_FORWARD:
                 bad.append(f"{name} ({_notebook_of(path):02d}) imports {target} ({there:02d})")
     assert bad == [], "forward imports: " + "; ".join(sorted(bad))
 
