@@ -51,11 +51,18 @@ def setup() -> None:
     strip_outputs_on_commit()
 
 
+RUN_ONLY_KEYS = [f"metadata.language_info.{key}" for key in (
+    "codemirror_mode", "file_extension", "mimetype", "nbconvert_exporter", "pygments_lexer", "version")] + [
+    "cell.metadata.trusted", "cell.metadata.execution"]
+
+
 def strip_outputs_on_commit(root: Path = ROOT) -> None:
     """Register nbstripout as this clone's git filter (see .gitattributes): running a notebook leaves git clean."""
     if not (root / ".git").exists() or not shutil.which("git"):
         return
-    strip = f'"{PY}" -m nbstripout --keep-id'  # keep cell ids: tests and links refer to them
+    # Keep cell ids (tests and links refer to them). Besides outputs, execution counts, widget state and cell
+    # execution times (nbstripout's defaults), drop what a kernel writes into language_info: only its name stays.
+    strip = f'"{PY}" -m nbstripout --keep-id --extra-keys "{" ".join(RUN_ONLY_KEYS)}"'
     for key, value in (("filter.nbstripout.clean", strip), ("filter.nbstripout.smudge", "cat"),
                        ("diff.ipynb.textconv", f"{strip} -t")):
         subprocess.run(["git", "config", "--local", key, value], cwd=root, check=False)
@@ -80,6 +87,7 @@ def _store(command: str) -> int:
 
 
 FIRST_NOTEBOOK = "notebooks/01_goldfish_stateless.ipynb"
+SAVE_HOOK = "helpers.tools.git_clean.after_save"
 STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
 
 
@@ -93,8 +101,10 @@ def lab(extra: list[str] | None = None) -> None:
           "ANTHROPIC_API_KEY.")
     as_root = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []  # containers run as root
     server_was_running = _store("status") == 0
-    cmd = [str(BIN / "jupyter"), "lab", f"--ServerApp.root_dir={ROOT}", "--ContentsManager.allow_hidden=True",
-           *as_root, *(extra or []), FIRST_NOTEBOOK]  # allow_hidden: README's link to .env.example opens
+    cmd = [str(BIN / "jupyter"), "lab", f"--ServerApp.root_dir={ROOT}",
+           "--ContentsManager.allow_hidden=True",  # README's link to .env.example opens
+           f"--ContentsManager.post_save_hook={SAVE_HOOK}",  # a saved run leaves git status clean
+           *as_root, *(extra or []), FIRST_NOTEBOOK]
     # JupyterLab ignores SIGHUP (a closed terminal reaches the whole process group): this process hears it and
     # asks JupyterLab to stop cleanly, exactly as for SIGTERM, so no kernel and no server is left behind.
     child_setup = (lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN)) if hasattr(signal, "SIGHUP") else None

@@ -9,45 +9,48 @@ THE TAUGHT CORE, in notebook order (read these):
     01  config.py               every setting, from the environment and .env
         llm.py                  the client: the real anthropic SDK, live or offline
         memory/history.py       StatelessMemory and the one `turn(text)` every stage shares
+        memory/errors.py        the errors a turn can raise, each saying what to do
     02  conversation.py         messages and exchanges as Messages-API dicts
         memory/history.py       HistoryMemory: the list you built in 02, packaged
     03  tokens.py               measured token counts (usage, count_tokens, the local BPE)
         pricing.py              prices, cost_of and the CostLedger
         memory/caching.py       prompt-cache breakpoints; CachedHistoryMemory (the history list, cached)
         sim/                    scripts.py (the scripted trip chat), simulate.py (the strategy table and the
-                                simulator), plots.py (the plots of 03, 04 and 06)
-    04  prompts.py              every prompt the helpers send
+                                simulator), plots.py (the plots of 03, 04 and 07)
+    04  prompts.py              every prompt the helpers send, the block tags and their one sanitiser
         memory/window.py        trim by whole exchanges to a token budget
         memory/summary.py       the rolling summary merge
-        memory/retention.py     does each stated fact survive in the summary?
+        memory/retention.py     the facts stated in dropped turns, and does each survive in the summary?
+        memory/structured.py    model output through a forced, schema-checked tool call
+        memory/retriever.py     the hook a later stage plugs into a bounded turn (the protocol)
         memory/pending.py       fold dropped turns into the summary within a bound, never losing one
         memory/fold.py          the session bookkeeping of a summary fold
         memory/bounded.py       BoundedMemory: window + summary in MongoDB, resumable
-        memory/errors.py        the errors a turn can raise, each saying what to do
-    05  memory/retriever.py     what a retriever adds to a bounded turn (the protocol)
-        memory/structured.py    model output through a forced, schema-checked tool call
-        memory/facts.py         per-user facts: extraction, dedup, superseded instead of deleted
+    05  memory/facts.py         per-user facts: dedup, superseded instead of deleted
         memory/facts_worker.py  extraction in a background worker, and its latency
         memory/long_term.py     LongTermMemory, the retriever BoundedMemory takes; VectorMemory
-        memory/budget.py        one context budget shared by window, summary and memories
-        memory/transcript.py    read a dated transcript; memory/importer.py imports it in one batch
         retrieval/              embeddings.py (MiniLM in numpy via minilm.py, or Voyage), schema.py (the memory
-                                document), bm25.py, ranking.py (rrf, cosine top-k), index.py (MemoryIndex),
-                                turns.py (turn-level memories with speaker and date), inject.py (the tag
-                                sanitiser, packing); cache.py and atlas.py are plumbing
-    06  (composes the above)
+                                document, the turn unit), bm25.py, ranking.py (rrf, cosine top-k), index.py (MemoryIndex:
+                                store, index turns, search),
+                                inject.py (the one injector: the dated memory block, packing by value per
+                                token); cache.py and atlas.py are plumbing
+    06  memory/budget.py        one context budget shared by window, summary and memories
+        memory/transcript.py    read a dated transcript; memory/importer.py imports it (`--import`)
+    07  (composes the above)
 
 PLUMBING you can skip (first docstring line "Plumbing:"):
 
     db/                         store.py (sessions, logs, memories), server.py and processes.py (the local
-                                database server), redact.py, consistency.py
+                                database server), redact.py
     offline/                    the deterministic offline stand-in model behind the real SDK
 
 TOOLS built on the core:
 
     chat.py                     `python -m helpers.chat --stage ...`: runs tools/chat.py
-    tools/                      chat.py (the terminal chat, with cli_checks.py and settle.py), widget/ (the live
-                                chat widget: render.py, state to HTML; events.py, clicks and threads)
+    tools/                      chat.py (the terminal chat, with cli_checks.py, settle.py and consistency.py:
+                                a session checked against its logs), widget/ (the live chat widget: render.py,
+                                state to HTML; events.py, clicks and threads), git_clean.py (a saved run leaves
+                                `git status` clean; `run.py lab` installs it)
     bench/                      `python -m helpers.bench ...` (__main__.py, cli.py, common.py): one module per
                                 benchmark: cost.py (with cost_table.py: every strategy side by side), compare.py,
                                 overhead.py, load.py, recall.py, retrieval.py (with latency.py), longmem/ (long

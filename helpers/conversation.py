@@ -9,6 +9,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import anthropic
 
 __all__ = [
+    "format_turns",
     "Message",
     "ROLES",
     "text_of",
@@ -185,3 +186,12 @@ def _check_block(where: str, role: str, block: Any) -> None:
 def strip_meta(message: Mapping[str, Any]) -> Message:
     """The message as the API accepts it: only 'role' and 'content' (stored keys like 'tokens' removed). Taught in 04_bounded_memory_mongodb."""
     return {"role": message["role"], "content": message["content"]}
+
+
+def format_turns(messages: list[dict]) -> str:
+    """Messages as plain `User: …` / `Assistant: …` lines (what the summariser and extractor read)."""
+    lines = []
+    for m in messages:
+        who = "User" if m["role"] == "user" else "Assistant"
+        lines.append(f"{who}: {' '.join(text_of(m).split())}")
+    return "\n".join(lines)

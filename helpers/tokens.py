@@ -5,8 +5,12 @@ from __future__ import annotations
 import functools
 import json
 from dataclasses import dataclass
+from typing import Callable
 
 import anthropic
+
+from helpers.llm import is_offline
+from helpers.offline.bpe import count_text_tokens
 
 __all__ = [
     "count_request_tokens",
@@ -15,6 +19,7 @@ __all__ = [
     "text_tokens",
     "whole_context_counts",
     "local_tokens",
+    "text_counter",
     "chars_over_four",
     "DriftRow",
     "drift_table",
@@ -70,9 +75,25 @@ def local_tokens(text: str) -> int:
     """Tokens of `text` by the local BPE (the Claude-2 vocabulary in `anthropic-tokenizer`): an offline count.
 
     The offline model counts with it; it is close to, but not, what a live Claude model counts."""
-    import anthropic_tokenizer  # loaded only when asked for
+    return count_text_tokens(text)
 
-    return anthropic_tokenizer.count_tokens(text) if text else 0
+
+def text_counter(client: anthropic.Anthropic, live: Callable[[str], int], cache_size: int = 4096
+                 ) -> Callable[[str], int]:
+    """`text -> tokens` for `client`, chosen once: for the offline model its own tokenizer (`local_tokens`, the
+    numbers its `count_tokens` gives, without a round trip); live, `live` (a `count_tokens` call) cached per text."""
+    if is_offline(client):
+        return local_tokens
+    cache: dict[str, int] = {}
+
+    def count(text: str) -> int:
+        if text not in cache:
+            if len(cache) >= cache_size:
+                cache.clear()
+            cache[text] = live(text)
+        return cache[text]
+
+    return count
 
 
 def chars_over_four(text: str) -> int:

@@ -340,3 +340,118 @@ def test_module_is_in_the_map_under_its_wing(path: Path) -> None:
     assert folder and folder in section and (wing == "plumbing" or rel.name == "__init__.py"
                                              or path.stem in section or rel.parts[1] + "/" in section), (
         f"{_rel(path)} is not in the map (helpers/__init__.py) under {MAP_HEADINGS[wing]!r}")
+
+
+# --- (g) stages only look back; rooms are entered in order; no module reads another's privates ---------------
+
+
+def _notebook_of(path: Path) -> int | None:
+    """The first notebook that teaches (or uses) a module, from its first docstring line."""
+    m = TAUGHT.search(_first_doc_line(path))
+    return int(m["notebooks"][:2]) if m else None
+
+
+def _graph() -> tuple[dict[str, Path], dict[str, set[str]]]:
+    modules = {_name(p): p for p in _modules()}
+    return modules, import_graph(modules)
+
+
+STAGES = ("memory", "retrieval")  # the stage modules of 01-06; the basics (top level) may be read before taught
+# VectorMemory (05) carries 06's options: one context budget (`context_budget=`) and the dated import. 05 teaches it
+# without them; the two imports are named here so that no other forward import slips in.
+ALLOWED_FORWARD = {("helpers.memory.long_term", "helpers.memory.budget"),
+                   ("helpers.memory.long_term", "helpers.memory.importer")}
+
+
+def _stage_module(name: str, path: Path) -> bool:
+    return name.split(".")[1] in STAGES if "." in name else False
+
+
+def test_an_earlier_notebooks_module_never_imports_a_later_ones() -> None:
+    """A stage module (memory/, retrieval/) imports no stage module first taught in a later notebook: 04's bounded
+    memory may not need 05's importer. Package maps (__init__), simulations, tools and benchmarks compose any."""
+    modules, graph = _graph()
+    bad = []
+    for name, targets in graph.items():
+        path = modules[name]
+        if path.name == "__init__.py" or not _stage_module(name, path) or _notebook_of(path) is None:
+            continue
+        for target in targets:
+            there = _notebook_of(modules[target])
+            if _stage_module(target, modules[target]) and modules[target].name != "__init__.py" \
+                    and there is not None and there > _notebook_of(path) and (name, target) not in ALLOWED_FORWARD:
+                bad.append(f"{name} ({_notebook_of(path):02d}) imports {target} ({there:02d})")
+    assert bad == [], "forward imports: " + "; ".join(sorted(bad))
+
+
+# One turn walks memory → retrieval → db → the model and back: a room never imports one before it. Tools and
+# benchmarks (one room) drive everything; the offline model's reader borrows retrieval's MiniLM for similarity.
+ROOMS = ["tools", "sim", "memory", "retrieval", "db", "offline"]
+ROOM_OF = {"bench": "tools"}
+ALLOWED_BACK = {("helpers.offline.answer", "helpers.retrieval"), ("helpers.offline.answer", "helpers.retrieval.embeddings")}
+
+
+def _room(name: str) -> str | None:
+    parts = name.split(".")
+    room = ROOM_OF.get(parts[1], parts[1]) if len(parts) > 1 else None
+    return room if room in ROOMS else None
+
+
+def test_rooms_are_entered_in_order() -> None:
+    _, graph = _graph()
+    bad = [f"{name} → {target}" for name, targets in graph.items() for target in targets
+           if _room(name) and _room(target) and ROOMS.index(_room(target)) < ROOMS.index(_room(name))
+           and (name, target) not in ALLOWED_BACK]
+    assert bad == [], "a room imports one before it: " + "; ".join(sorted(bad))
+
+
+def _external_names(tree: ast.Module) -> set[str]:
+    """Names bound by importing something outside helpers (`import argparse`): their privates are theirs."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names if not a.name.startswith("helpers")}
+        elif isinstance(node, ast.ImportFrom) and not (node.module or "").startswith("helpers") and not node.level:
+            names |= {a.asname or a.name for a in node.names}
+    return names
+
+
+def _own_privates(tree: ast.Module) -> set[str]:
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            names.add(node.attr)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+    return {n for n in names if n.startswith("_")}
+
+
+def private_reads(tree: ast.Module) -> list[str]:
+    """`from x import _y`, and `obj._y` where `_y` is not this module's own and `obj` is not self/cls/super()."""
+    own, external, found = _own_privates(tree), _external_names(tree), []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("helpers"):
+            found += [f"line {node.lineno}: imports {node.module}.{a.name}" for a in node.names
+                      if a.name.startswith("_") and not a.name.startswith("__")]
+        elif isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+            base = node.value
+            if isinstance(base, ast.Name) and (base.id in ("self", "cls") or base.id in external):
+                continue
+            if isinstance(base, ast.Call) and isinstance(base.func, ast.Name) and base.func.id == "super":
+                continue
+            if node.attr not in own:
+                found.append(f"line {node.lineno}: reads {ast.unparse(base)}.{node.attr}")
+    return found
+
+
+@pytest.mark.parametrize("path", _modules(), ids=_rel)
+def test_no_module_reads_another_modules_privates(path: Path) -> None:
+    assert private_reads(_tree(path)) == [], f"{_rel(path)}: give these a public name: {private_reads(_tree(path))}"
+
+
+def test_the_private_check_sees_what_it_should() -> None:
+    tree = ast.parse("import argparse\nfrom helpers.memory.errors import _explain\n"
+                     "def f(index, self):\n    index._lock; self._x; argparse._SubParsersAction\n")
+    assert private_reads(tree) == ["line 2: imports helpers.memory.errors._explain", "line 4: reads index._lock"]

@@ -50,6 +50,74 @@ def test_clean_filter_strips_outputs_and_keeps_cell_ids(tmp_path, monkeypatch):
     assert [c["id"] for c in after["cells"]] == [c["id"] for c in nb["cells"]]
 
 
+def test_committed_notebooks_are_exactly_what_the_filter_writes(tmp_path):
+    """git compares the filtered working copy with the index: a committed notebook the filter would rewrite
+    shows up as modified after any run, so each committed notebook must be a fixed point of the filter."""
+    run_py = _run_py()
+    copies = []
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        copies.append(tmp_path / path.name)
+        copies[-1].write_bytes(path.read_bytes())
+    subprocess.run([sys.executable, "-m", "nbstripout", "--keep-id", "--extra-keys", " ".join(run_py.RUN_ONLY_KEYS),
+                    *map(str, copies)], check=True)
+    for copy in copies:
+        assert copy.read_bytes() == (ROOT / "notebooks" / copy.name).read_bytes(), copy.name
+
+
+def _status(git: list[str]) -> str:
+    return subprocess.run([*git, "status", "--porcelain"], capture_output=True, text=True, check=True).stdout
+
+
+@pytest.mark.slow
+def test_running_a_notebook_and_saving_it_leaves_git_status_clean(tmp_path, monkeypatch):
+    """A clone with the filter `run.py setup` installs; notebook 01 executed (outputs, execution counts, cell
+    timings, the kernel's language_info) and saved through Jupyter's contents manager with the post-save hook
+    `run.py lab` configures: `git status --porcelain` is empty. A changed cell still shows, and is never staged."""
+    import nbformat
+    from jupyter_server.services.contents.filemanager import FileContentsManager
+    from nbclient import NotebookClient
+
+    from helpers.tools.git_clean import refresh_if_only_outputs
+
+    run_py = _run_py()
+    monkeypatch.setattr(run_py, "PY", Path(sys.executable))
+    clone = tmp_path / "clone"
+    (clone / "notebooks").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(clone)], check=True)
+    run_py.strip_outputs_on_commit(clone)
+    name = "notebooks/01_goldfish_stateless.ipynb"
+    for rel in (".gitattributes", ".gitignore", name):
+        (clone / rel).write_bytes((ROOT / rel).read_bytes())
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(clone)]
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "notebook"], check=True)
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    monkeypatch.setenv("GTE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "")
+    nb = nbformat.read(clone / name, as_version=4)
+    NotebookClient(nb, timeout=300, kernel_name="python3", record_timing=True,
+                   resources={"metadata": {"path": str(clone / "notebooks")}}).execute()
+    plain = FileContentsManager(root_dir=str(clone))  # what a bare `jupyter lab` saves with
+    plain.save({"type": "notebook", "format": "json", "content": nb}, name)
+    ran = json.loads((clone / name).read_text(encoding="utf-8"))
+    assert any(c.get("outputs") for c in ran["cells"]), "the run left no outputs: the test would prove nothing"
+    assert "version" in ran["metadata"]["language_info"]
+    assert any("execution" in c["metadata"] for c in ran["cells"] if c["cell_type"] == "code")
+    assert _status(git) == " M " + name + "\n"  # git's size fast path: what the hook is for
+    hooked = FileContentsManager(root_dir=str(clone), post_save_hook=run_py.SAVE_HOOK)  # as `run.py lab` configures
+    hooked.save({"type": "notebook", "format": "json", "content": nb}, name)
+    deadline = time.monotonic() + 60  # the hook works beside the server, so a save never waits on git
+    while _status(git) and time.monotonic() < deadline:
+        time.sleep(0.3)
+    assert _status(git) == ""
+
+    nb.cells[1].source += "\n# a learner's edit"
+    plain.save({"type": "notebook", "format": "json", "content": nb}, name)
+    assert not refresh_if_only_outputs(clone / name)
+    assert _status(git) == " M " + name + "\n"  # a real change shows, unstaged
+    assert "a learner's edit" in subprocess.run([*git, "diff"], capture_output=True, text=True).stdout
+
+
 @pytest.mark.slow
 def test_lab_stops_the_local_server_it_started(tmp_path, monkeypatch):
     run_py = _run_py()

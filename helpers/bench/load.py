@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from helpers.config import Settings, load_settings
-from helpers.db.consistency import check_consistency
+from helpers.tools.consistency import check_consistency
 from helpers.memory import BoundedMemory
 from helpers.sim.scripts import TRIP_PERSONA, trip_script
 from helpers.sim.simulate import simulation_client
@@ -30,7 +30,7 @@ def measure_load(sessions: int = 50, turns: int = 20, workers: int = 8, budget: 
                  settings: Settings | None = None) -> dict:
     """Many bounded-memory sessions at once: threads, one BoundedMemory per session, one shared Store, the offline
     model. Reports throughput, memory-layer ms per turn (model time excluded), errors, version conflicts, and
-    checks every session against its logs (helpers.db.consistency). A throwaway database, dropped afterwards."""
+    checks every session against its logs (helpers.tools.consistency). A throwaway database, dropped afterwards."""
     settings = settings or load_settings()
     db_name = f"bench_load_{uuid.uuid4().hex[:8]}"
     store = open_store(settings.with_(db_name=db_name), fallback=False)

@@ -13,7 +13,8 @@ from helpers.bench.scoring import answer_in_request, mentions
 from helpers.sim.scripts import TRIP_PERSONA, recall_questions, recall_script
 from helpers.sim.simulate import simulation_client
 from helpers.db.store import mongomock_store
-from helpers.retrieval import format_memories, pack
+from helpers.retrieval import format_block, pack_by_value
+from helpers.tokens import local_tokens
 from helpers.bench.common import positive_int
 
 __all__ = ["RECALL_STRATEGIES", "measure_recall", "run_recall", "add_recall"]
@@ -58,12 +59,12 @@ def measure_recall(turns: int = 150, *, budget: int = 300, summary_max_tokens: i
 
     def retrieval_only(kinds, mode, name):
         def build(question):
-            ranked = vector.index.search("vector", question, k=20, kinds=kinds, mode=mode)
+            ranked = vector.long_term.index.search("vector", question, k=20, kinds=kinds, mode=mode)
             answer = next(a for _k, q, a in questions if q == question)
             found = [i for i, h in enumerate(ranked, 1) if mentions(h.text, answer)]
             ranks.setdefault(name, {})[question] = found[0] if found else None
-            hits = vector.index.search("vector", question, k=8, kinds=kinds, mode=mode)
-            block = format_memories(pack(hits, memory_budget))
+            hits = vector.long_term.index.search("vector", question, k=8, kinds=kinds, mode=mode)
+            block = format_block(pack_by_value(hits, memory_budget, local_tokens))  # as the vector stage packs
             return {"system": TRIP_PERSONA + ("\n\n" + block if block else ""),
                     "messages": [{"role": "user", "content": question}]}
         return build

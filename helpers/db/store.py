@@ -32,6 +32,7 @@ __all__ = [
     "StoreWarning",
     "open_store",
     "mongomock_store",
+    "short_reason",
 ]
 
 URI_TIMEOUT_MS = 5000         # serverSelectionTimeoutMS for MONGODB_URI unless the URI sets one
@@ -331,7 +332,7 @@ def mongomock_store(db_name: str = "test") -> Store:
     return store
 
 
-def _short_reason(exc: BaseException) -> str:
+def short_reason(exc: BaseException) -> str:
     """The first, human part of a pymongo error (drop the topology dump)."""
     text = str(exc).split(", Timeout:")[0].split("Topology Description:")[0]
     return text.strip().rstrip(",")[:300]
@@ -345,7 +346,7 @@ def _open_uri(uri: str, db_name: str) -> Store:
     try:
         client: MongoClient = MongoClient(uri, **options)
     except (PyMongoError, ValueError, TypeError) as exc:  # pymongo raises ValueError for some malformed URIs
-        raise StoreUnavailable(f"MONGODB_URI is not a usable connection string ({shown}): {_short_reason(exc)}. "
+        raise StoreUnavailable(f"MONGODB_URI is not a usable connection string ({shown}): {short_reason(exc)}. "
                                "Fix it in .env or the environment, or unset MONGODB_URI to use the local "
                                "SecantusDB server.") from None
     try:
@@ -353,7 +354,7 @@ def _open_uri(uri: str, db_name: str) -> Store:
     except PyMongoError as exc:
         client.close()
         raise StoreUnavailable(
-            f"Cannot reach the MongoDB server in MONGODB_URI ({shown}): {_short_reason(exc)}. Start it "
+            f"Cannot reach the MongoDB server in MONGODB_URI ({shown}): {short_reason(exc)}. Start it "
             "(`docker compose up -d` runs the bundled one), fix MONGODB_URI in .env or the environment, or unset "
             "MONGODB_URI to use the local SecantusDB server instead."
         ) from None

@@ -12,23 +12,38 @@ import anthropic
 from pymongo.errors import ConnectionFailure, PyMongoError
 
 from helpers.config import Settings
-from helpers.memory.importer import as_turns, log_extra
-from helpers.conversation import starts_exchange, strip_meta, text_of, validate_messages
+from helpers.conversation import strip_meta, text_of, validate_messages
 from helpers.memory.pending import PENDING_MAX_COUNT, PENDING_MAX_TOKENS, fold_pending
 from helpers.prompts import SCOUT_PERSONA
 from helpers.db.store import StoreError
 from helpers.memory.summary import merge_summary, system_with_summary
 from helpers.memory.window import trim, trim_in_chunks, window_tokens
 from helpers.memory.caching import with_cache_breakpoints
-from helpers.memory.errors import SessionConflict, TurnError, _explain, _explain_store
-from helpers.memory.fold import committed_exchanges, rebase, session_id_from_file, summary_fields
-from helpers.memory.history import TurnResult, _Base, check_user_text, reply_text, request_input_tokens
+from helpers.memory.errors import SessionConflict, TurnError, explain, explain_store
+from helpers.memory.fold import committed_exchanges, rebase, summary_fields
+from helpers.memory.history import TurnResult, MemoryBase, check_user_text, reply_text, request_input_tokens
 from helpers.memory.retriever import Recall, Retriever
 
 __all__ = ["BoundedMemory", "session_id_from_file"]
 
 
-class BoundedMemory(_Base):
+def session_id_from_file(path: str | Path) -> str:
+    """The session id kept in a `.session_id` file; a missing file gets a new id written to it.
+
+    Deleting the file therefore starts a new conversation without touching the database.
+    """
+    path = Path(path)
+    if path.exists():
+        value = path.read_text(encoding="utf-8").strip()
+        if value:
+            return value
+    value = uuid.uuid4().hex
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(value + "\n", encoding="utf-8")
+    return value
+
+
+class BoundedMemory(MemoryBase):
     """A token-budgeted window plus a rolling summary, persisted in MongoDB. Taught in 04_bounded_memory_mongodb.
 
     One turn: load session → build request (persona + summary in `system`; window + new user turn in
@@ -115,7 +130,7 @@ class BoundedMemory(_Base):
         return self._request_for(self.load(create=False), text)
 
     # -- tokens
-    def _base_tokens(self, session: dict) -> int:
+    def base_tokens(self, session: dict) -> int:
         """Framing + persona + summary tokens of this session's requests (one count call when unknown)."""
         if session.get("base_tokens") is not None and session.get("persona") == self.system:
             return session["base_tokens"]
@@ -127,7 +142,7 @@ class BoundedMemory(_Base):
                                                     messages=[{"role": "user", "content": "."}]).input_tokens
         return counted - 1
 
-    def _tokens_of_text(self, text: str) -> int:
+    def tokens_of_text(self, text: str) -> int:
         self.stats["count_calls"] += 1
         counted = self.client.messages.count_tokens(model=self.model, messages=[{"role": "user", "content": text}])
         return max(1, counted.input_tokens - self._empty_request_tokens())
@@ -147,7 +162,7 @@ class BoundedMemory(_Base):
         try:
             result = self._turn(text)
         except (PyMongoError, StoreError) as err:  # the database failed: a clear message, not a stack trace
-            raise TurnError(_explain_store(err), text, err) from err
+            raise TurnError(explain_store(err), text, err) from err
         if self.retriever is not None:
             self.retriever.after_turn(result)
         return result
@@ -169,21 +184,21 @@ class BoundedMemory(_Base):
         except anthropic.APIError as err:
             self.store.set_log_status(self.user_id, self.session_id, [user_seq], "unanswered",
                                       error=f"{err.__class__.__name__}: {getattr(err, 'message', err)}"[:500])
-            raise TurnError(_explain(err), text, err) from err
+            raise TurnError(explain(err), text, err) from err
         llm_s = time.perf_counter() - llm_started
         reply = reply_text(message)
         usage = message.usage
         asst_seq = self.store.append_log(self.user_id, self.session_id, "assistant", reply,
                                          tokens=usage.output_tokens, status="pending", reply_to=user_seq)
-        base = self._base_tokens(session)
+        base = self.base_tokens(session)
         extra = recall.extra_tokens if recall is not None else 0  # this turn's memories: not stored in base
         user_tokens = request_input_tokens(usage) - base - extra - window_tokens(session["window"])
         if user_tokens < 1:  # the parts do not add up (e.g. a count that drifted): measure the message itself
             self.stats["token_recounts"] += 1
-            user_tokens = self._tokens_of_text(text)
+            user_tokens = self.tokens_of_text(text)
         exchange = [{"role": "user", "content": text, "tokens": user_tokens, "seq": user_seq},
                     {"role": "assistant", "content": reply, "tokens": usage.output_tokens, "seq": asst_seq}]
-        saved, info = self._commit(session, exchange, base)
+        saved, info = self.commit_exchange(session, exchange, base)
         self.store.set_log_status(self.user_id, self.session_id, [user_seq, asst_seq], "ok", only_if_status="pending")
         self.stats["turns"] += 1
         total_s = time.perf_counter() - started
@@ -244,7 +259,7 @@ class BoundedMemory(_Base):
         merged, minfo, left_out = self._merge_pending({**session, **fields}, max_chunks)
         return {**fields, **merged}, {**info, **minfo}, left_out
 
-    def _commit(self, session: dict, exchange: list[dict], base: int, *, remember: bool = True) -> tuple[dict, dict]:
+    def commit_exchange(self, session: dict, exchange: list[dict], base: int, *, remember: bool = True) -> tuple[dict, dict]:
         """Save the exchange with the version guard; the summary merge runs once, before the retry loop.
 
         On a conflict the exchange is placed on the reloaded session (no model call) and the merge result
@@ -262,7 +277,7 @@ class BoundedMemory(_Base):
                 self.stats["conflicts"] += 1
                 time.sleep(random.uniform(0, 0.005 * (attempt + 1)))
                 session = self.load()
-                fields, _ = self._place(session, exchange, self._base_tokens(session))
+                fields, _ = self._place(session, exchange, self.base_tokens(session))
                 if merged:
                     merged = rebase(merged, read, {**session, **fields}, handled)
                     if merged is None:
@@ -326,36 +341,6 @@ class BoundedMemory(_Base):
         if self.retriever is not None:
             self.retriever.close()
 
-    def import_turns(self, turns: list) -> dict:
-        """Append an existing transcript as if those turns had happened, without calling the chat model.
-
-        Logs are written, the window is trimmed and the summary maintained, one exchange at a time. With a
-        retriever, it imports the (dated) transcript in one batch instead (helpers.memory.importer).
-        """
-        if self.retriever is not None:
-            self.recall = None
-            return self.retriever.import_transcript(turns)
-        items = as_turns(turns)  # each turn keeps its ts, speaker and conversation in the log
-        turns = [t.message() for t in items]
-        validate_messages(turns)
-        imported = 0
-        exchange: list[dict] = []
-        for i, turn in enumerate(turns):
-            role, content = turn["role"], turn["content"]
-            tokens = self._tokens_of_text(text_of(turn))
-            seq = self.store.append_log(self.user_id, self.session_id, role, content, status="pending",
-                                        tokens=tokens, extra=log_extra(items[i]))
-            exchange.append({"role": role, "content": content, "tokens": tokens, "seq": seq})
-            next_is_new = i + 1 == len(turns) or starts_exchange(turns[i + 1])
-            if next_is_new:
-                session = self.load()
-                self._commit(session, exchange, self._base_tokens(session))
-                self.store.set_log_status(self.user_id, self.session_id, [m["seq"] for m in exchange], "ok",
-                                          only_if_status="pending")
-                imported += len(exchange)
-                exchange = []
-        return {"imported": imported, **self.state()}
-
     def rebuild(self) -> dict:
         """Recompute window and summary from the logs (the source of truth), e.g. after a crash or import.
 
@@ -396,4 +381,4 @@ class BoundedMemory(_Base):
     def _committed_messages(self, session: dict, skip: set[int]) -> list[dict]:
         """Committed log messages not in `skip`, grouped into exchanges (helpers.memory.fold)."""
         return committed_exchanges(session, self.store.logs_for(self.user_id, self.session_id), skip,
-                                   self._tokens_of_text)
+                                   self.tokens_of_text)

@@ -1,12 +1,12 @@
-"""What a failed turn tells the user: empty input, a failed model call or save. Taught in 04_bounded_memory_mongodb, "One turn, arrow by arrow"."""
+"""What a failed turn tells the user: empty input, a failed model call or save. Taught in 01_goldfish_stateless, section 'The same thing, packaged'."""
 
 from __future__ import annotations
 
 import anthropic
 
-from helpers.db.store import _short_reason
+from helpers.db.store import short_reason
 
-__all__ = ["EmptyMessageError", "TurnError", "SessionConflict"]
+__all__ = ["EmptyMessageError", "TurnError", "SessionConflict", "explain", "explain_store"]
 
 
 class EmptyMessageError(ValueError):
@@ -26,7 +26,7 @@ class SessionConflict(RuntimeError):
     """The session kept changing under us (other writers) beyond the retry bound."""
 
 
-def _explain(err: anthropic.APIError) -> str:
+def explain(err: anthropic.APIError) -> str:
     """A clear, one-line message for a failed model call (no stack trace, no secrets)."""
     message = getattr(err, "message", str(err))
     if isinstance(err, anthropic.BadRequestError) and "prompt is too long" in str(message):
@@ -43,8 +43,8 @@ def _explain(err: anthropic.APIError) -> str:
     return f"the model call failed: {err.__class__.__name__}; your message is saved — try again."
 
 
-def _explain_store(err: BaseException) -> str:
+def explain_store(err: BaseException) -> str:
     """A clear, one-line message for a failed database operation during a turn."""
-    return (f"the database failed during this turn ({_short_reason(err)}); the turn may not have been saved. "
+    return (f"the database failed during this turn ({short_reason(err)}); the turn may not have been saved. "
             "Check the store (`python -m helpers.db.store status` for the local server, or MONGODB_URI) and try again.")
 

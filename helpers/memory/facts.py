@@ -38,7 +38,7 @@ from helpers.config import ConfigError, Settings, load_settings
 from helpers.conversation import text_of
 from helpers.memory.structured import ToolOutputError, call_tool
 from helpers.memory.facts_worker import FactWorker, WorkerError, measure_extraction_latency
-from helpers.memory.summary import extract_facts
+from helpers.memory.retention import extract_facts
 from helpers.retrieval import Hit, MemoryIndex, as_utc, check_source, check_user_id, content_hash, utc_now
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -221,7 +221,7 @@ class FactMemory:
 
     def extract_and_store(self, user_id: str, exchange_messages: list[dict], source: dict | None = None, *,
                           now: datetime | None = None) -> list[FactResult]:
-        """Extract the facts the user stated in an exchange (helpers.memory.summary.extract_facts), then `add_facts`."""
+        """Extract the facts the user stated in an exchange (helpers.memory.retention.extract_facts), then `add_facts`."""
         user_id = check_user_id(user_id)
         if self.client is None:
             raise ConfigError("extract_and_store needs a client: FactMemory(..., client=get_client(settings))")

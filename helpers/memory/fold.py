@@ -2,30 +2,12 @@
 
 from __future__ import annotations
 
-import uuid
-from pathlib import Path
 from typing import Callable, Iterable
 
 from helpers.conversation import starts_exchange, text_of
 from helpers.memory.pending import FoldOutcome
 
-__all__ = ["session_id_from_file", "summary_fields", "rebase", "committed_exchanges"]
-
-
-def session_id_from_file(path: str | Path) -> str:
-    """The session id kept in a `.session_id` file; a missing file gets a new id written to it.
-
-    Deleting the file therefore starts a new conversation without touching the database.
-    """
-    path = Path(path)
-    if path.exists():
-        value = path.read_text(encoding="utf-8").strip()
-        if value:
-            return value
-    value = uuid.uuid4().hex
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(value + "\n", encoding="utf-8")
-    return value
+__all__ = ["summary_fields", "rebase", "committed_exchanges"]
 
 
 def summary_fields(session: dict, out: FoldOutcome, known: list[str],

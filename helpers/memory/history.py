@@ -11,9 +11,10 @@ import anthropic
 from helpers.config import Settings, load_settings
 from helpers.conversation import reply_text
 from helpers.prompts import PLAIN_PERSONA
-from helpers.memory.errors import EmptyMessageError, TurnError, _explain
+from helpers.memory.errors import EmptyMessageError, TurnError, explain
 
-__all__ = ["MAX_USER_CHARS", "TurnResult", "check_user_text", "reply_text", "request_input_tokens", "StatelessMemory",
+__all__ = ["MAX_USER_CHARS", "TurnResult", "check_user_text", "reply_text", "request_input_tokens", "MemoryBase",
+           "StatelessMemory",
            "HistoryMemory"]
 
 
@@ -78,7 +79,7 @@ class TurnResult:
         return json.dumps(asdict(self), ensure_ascii=False, default=str)
 
 
-class _Base:
+class MemoryBase:
     stage = "base"
 
     def __init__(self, client: anthropic.Anthropic, settings: Settings | None = None, *, system: str | None = None,
@@ -121,14 +122,14 @@ class _Base:
         try:
             message = self._call(request)
         except anthropic.APIError as err:
-            raise TurnError(_explain(err), text, err) from err
+            raise TurnError(explain(err), text, err) from err
         reply = reply_text(message)
         self._after(text, reply, message)
         return TurnResult(reply, request_input_tokens(message.usage), message.usage.output_tokens, message.stop_reason,
                           request, self.stage)
 
 
-class StatelessMemory(_Base):
+class StatelessMemory(MemoryBase):
     """The goldfish: every call sends only the new message. Taught in 01_goldfish_stateless."""
 
     stage = "stateless"
@@ -137,7 +138,7 @@ class StatelessMemory(_Base):
         return [{"role": "user", "content": text}]
 
 
-class HistoryMemory(_Base):
+class HistoryMemory(MemoryBase):
     """The history list: resend every earlier message with the new one. Taught in 02_history_list."""
 
     stage = "history"

@@ -1,8 +1,9 @@
-"""`--import` for the vector stage: a dated transcript in one batch, times kept. Taught in 05_vector_memory, section 'One context budget, split by evidence'.
+"""`--import`: append an existing (dated) transcript to a session without chat-model calls. Taught in 06_long_conversations, section 'One context budget, split by evidence'.
 
-Plumbing you can skip: what it adds to `BoundedMemory.import_turns` is speed (one fold of window and
-summary, one embedding batch for all turns, fact extraction over several exchanges per call) and time
-(each turn's `ts`, or its conversation's date, becomes its memory's date).
+`import_turns(memory, turns)` serves both stages. A bounded memory takes the turns one exchange at a time
+(logs written, window trimmed, summary maintained). A memory with a long-term retriever imports in one batch
+(`import_dated`): one fold of window and summary, one embedding batch for all turns, fact extraction over
+several exchanges per call, and each turn's `ts` (or its conversation's date) as its memory's date.
 """
 
 from __future__ import annotations
@@ -12,13 +13,13 @@ from typing import Any
 
 import anthropic
 
-from helpers.conversation import group_exchanges, strip_meta, text_of, validate_messages
+from helpers.conversation import group_exchanges, starts_exchange, strip_meta, text_of, validate_messages
 from helpers.memory.facts import MAX_FACT_CHARS
-from helpers.retrieval.turns import TurnUnit, index_turns
-from helpers.memory.summary import extract_facts
+from helpers.retrieval.schema import TurnUnit
+from helpers.memory.retention import extract_facts
 from helpers.memory.transcript import Turn, number_conversations, parse_when
 
-__all__ = ["import_dated", "as_turns", "log_extra", "IMPORT_FACT_BATCH"]
+__all__ = ["import_turns", "import_dated", "as_turns", "log_extra", "IMPORT_FACT_BATCH"]
 
 IMPORT_FACT_BATCH = 8  # exchanges per fact-extraction call during an import
 
@@ -50,27 +51,56 @@ def log_extra(turn: Turn) -> dict:
     return {k: v for k, v in extra.items() if v is not None}
 
 
+def import_turns(memory: Any, turns: list[Any]) -> dict:
+    """Append `turns` to `memory`'s session as if they had happened, without calling the chat model.
+
+    `memory` is a helpers.memory.BoundedMemory; with a retriever (a VectorMemory) its retriever imports the
+    dated transcript in one batch (`LongTermMemory.import_transcript`, i.e. `import_dated`).
+    """
+    if memory.retriever is not None:
+        memory.recall = None
+        return memory.retriever.import_transcript(turns)
+    items = as_turns(turns)  # each turn keeps its ts, speaker and conversation in the log
+    messages = [t.message() for t in items]
+    validate_messages(messages)
+    imported = 0
+    exchange: list[dict] = []
+    for i, turn in enumerate(messages):
+        role, content = turn["role"], turn["content"]
+        tokens = memory.tokens_of_text(text_of(turn))
+        seq = memory.store.append_log(memory.user_id, memory.session_id, role, content, status="pending",
+                                      tokens=tokens, extra=log_extra(items[i]))
+        exchange.append({"role": role, "content": content, "tokens": tokens, "seq": seq})
+        if i + 1 == len(messages) or starts_exchange(messages[i + 1]):
+            session = memory.load()
+            memory.commit_exchange(session, exchange, memory.base_tokens(session))
+            memory.store.set_log_status(memory.user_id, memory.session_id, [m["seq"] for m in exchange], "ok",
+                                        only_if_status="pending")
+            imported += len(exchange)
+            exchange = []
+    return {"imported": imported, **memory.state()}
+
+
 def import_dated(memory: Any, turns: list[Any]) -> dict:
     """Append a transcript to `memory`'s session without chat-model calls; returns counts and the new state.
 
-    `memory` is a helpers.memory.BoundedMemory with a LongTermMemory retriever (e.g. a VectorMemory); it is not
-    imported here, because helpers.memory imports this module.
+    `memory` is a helpers.memory.BoundedMemory with a LongTermMemory retriever (e.g. a VectorMemory).
     """
     items = as_turns(turns)
     validate_messages([t.message() for t in items])
     store, user, sid = memory.store, memory.user_id, memory.session_id
-    entries = [{"role": t.role, "content": t.content, "tokens": memory._tokens_of_text(text_of(t.message())),
+    entries = [{"role": t.role, "content": t.content, "tokens": memory.tokens_of_text(text_of(t.message())),
                 "extra": log_extra(t)} for t in items]
     seqs = store.append_logs(user, sid, entries, status="pending")  # one insert, not one round trip per turn
     messages = [{"role": e["role"], "content": e["content"], "tokens": e["tokens"], "seq": seq}
                 for e, seq in zip(entries, seqs)]
     # one fold: the window keeps the newest turns, one summary call covers everything older
     session = memory.load()
-    memory._commit(session, messages, memory._base_tokens(session), remember=False)
+    memory.commit_exchange(session, messages, memory.base_tokens(session), remember=False)
     # entries the summary could not take stay "unsummarised" (--rebuild recovers them)
     store.set_log_status(user, sid, [m["seq"] for m in messages], "ok", only_if_status="pending")
     if memory.retriever.units == "turns":
-        index_turns(memory.retriever.index, user, sid, [TurnUnit(m["seq"], t.role, text_of(m), t.ts, t.speaker)
+        memory.retriever.index.add_turns(user, sid, [TurnUnit(m["seq"], t.role, text_of(m), t.ts, t.speaker)
                                               for m, t in zip(messages, items)])
     pending = _extract_facts(memory, messages, items)
     starts: dict[int, tuple[int, datetime | None]] = {}

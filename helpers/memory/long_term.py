@@ -12,10 +12,10 @@ from helpers.config import Settings
 from helpers.conversation import strip_meta, text_of
 from helpers.memory.facts import FactMemory, FactWorker
 from helpers.memory.importer import import_dated
-from helpers.llm import is_offline
-from helpers.retrieval.turns import Packing, TurnUnit, format_block, index_turns, pack_by_value, with_neighbours
+from helpers.retrieval.inject import Packing, format_block, pack_by_value, with_neighbours
+from helpers.retrieval.schema import TurnUnit
 from helpers.memory.pending import is_retryable
-from helpers.tokens import local_tokens
+from helpers.tokens import text_counter
 from helpers.retrieval import MemoryIndex
 from helpers.memory.window import window_tokens
 from helpers.memory.bounded import BoundedMemory
@@ -56,7 +56,6 @@ class LongTermMemory:
         self.lexical_weight: float | None = None  # None: the index's LEXICAL_WEIGHT
         self.memory: BoundedMemory | None = None
         self._retry: list[tuple] = []
-        self._cache: dict[str, int] = {}
 
     def attach(self, memory: BoundedMemory) -> None:
         """Serve `memory`: build the index and fact memory on its store and client, share its stats."""
@@ -67,36 +66,30 @@ class LongTermMemory:
         self.facts = facts or FactMemory(memory.store, self.index.embedder, memory.client, memory.settings,
                                          memory.ledger, index=self.index)
         self.memory_budget = self.memory_budget or memory.settings.memory_budget
+        self._count = text_counter(memory.client, memory.tokens_of_text)  # one counter, chosen once per client
         self.worker = FactWorker(handler=self._remember_job) if background else None
         memory.stats.update({"memory_failures": 0, "memory_skipped": 0, "memory_s": 0.0})
 
     # -- counting
     def count(self, text: str) -> int:
-        """Tokens of `text` as the model in use counts them: live, `count_tokens` (cached per text); offline,
-        the offline model's own tokenizer directly (the numbers its count_tokens gives, without a round trip)."""
-        if is_offline(self.memory.client):
-            return local_tokens(text)
-        if text not in self._cache:
-            if len(self._cache) > 4096:
-                self._cache.clear()
-            self._cache[text] = self.memory._tokens_of_text(text)
-        return self._cache[text]
+        """Tokens of `text` as the model in use counts them (helpers.tokens.text_counter, chosen in `attach`)."""
+        return self._count(text)
 
     # -- retrieval and the request
     def _since(self, session: dict) -> int | None:
         return session.get("conversation_start")
 
     def block(self, hits: list, session: dict) -> str:
-        """The dated memory block for `hits` (helpers.retrieval.turns.format_block)."""
+        """The dated memory block for `hits` (helpers.retrieval.inject.format_block)."""
         return format_block(hits, session_id=self.memory.session_id, since_seq=self._since(session))
 
     def pack(self, hits: list, tokens: int, session: dict) -> list:
-        """The hits worth their tokens within `tokens` (helpers.retrieval.turns.pack_by_value)."""
+        """The hits worth their tokens within `tokens` (helpers.retrieval.inject.pack_by_value)."""
         return pack_by_value(hits, tokens, self.count, packing=self.packing, session_id=self.memory.session_id,
                              since_seq=self._since(session))
 
     def search(self, text: str, limit: int) -> list:
-        """This user's memories for `text`, best first (helpers.vector.MemoryIndex.search)."""
+        """This user's memories for `text`, best first (helpers.retrieval.index.MemoryIndex.search)."""
         return self.index.search(self.memory.user_id, text, k=limit, mode=self.mode, lexical_weight=self.lexical_weight)
 
     def retrieve(self, text: str, session: dict | None = None) -> tuple[str, list]:
@@ -166,7 +159,7 @@ class LongTermMemory:
         if self.units == "turns":
             units = [TurnUnit(m["seq"], m["role"], text_of(m), m.get("ts") or when, m.get("speaker"))
                      for m in exchange if m.get("seq") is not None]
-            index_turns(self.index, self.memory.user_id, self.memory.session_id, units)
+            self.index.add_turns(self.memory.user_id, self.memory.session_id, units)
 
     def _remember_job(self, user_id: str, messages: list[dict], source: dict) -> None:
         try:
@@ -260,19 +253,6 @@ class LongTermMemory:
         return result
 
 
-class _Shared:
-    """A VectorMemory attribute that lives on its retriever (reads and writes go through)."""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, obj: Any, owner: type | None = None) -> Any:
-        return getattr(LongTermMemory, self.name, self) if obj is None else getattr(obj.retriever, self.name)
-
-    def __set__(self, obj: Any, value: Any) -> None:
-        setattr(obj.retriever, self.name, value)
-
-
 class VectorMemory(BoundedMemory):
     """Bounded memory plus long-term vector memory (a LongTermMemory retriever): per-user facts and past turns,
     retrieved per query. With `context_budget`, one budget covers the whole request; else the window has `budget`,
@@ -280,10 +260,6 @@ class VectorMemory(BoundedMemory):
     """
 
     stage = "vector"
-    FACTS_PENDING_MAX = _Shared()
-    index, facts, worker, memory_budget, context_budget = _Shared(), _Shared(), _Shared(), _Shared(), _Shared()
-    policy, packing, k, mode, units, candidates, lexical_weight = (_Shared(), _Shared(), _Shared(), _Shared(),
-                                                                   _Shared(), _Shared(), _Shared())
 
     def __init__(self, client: anthropic.Anthropic, settings: Settings | None = None, *, store: Any,
                  index: MemoryIndex | None = None, facts: FactMemory | None = None, memory_budget: int | None = None,
@@ -298,6 +274,11 @@ class VectorMemory(BoundedMemory):
         if context_budget is not None and not kwargs.get("budget"):
             kwargs["budget"] = context_budget  # the stored window may hold the whole budget; each request chooses
         super().__init__(client, settings, store=store, retriever=retriever, **kwargs)
+
+    @property
+    def long_term(self) -> LongTermMemory:
+        """The long-term memory this bounded memory asks each turn: `.index`, `.facts`, budgets and knobs."""
+        return self.retriever
 
     def retrieve(self, text: str, session: dict | None = None) -> tuple[str, list]:
         """The memory block for `text` within `memory_budget` and the hits in it (none already in the window)."""

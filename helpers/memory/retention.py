@@ -11,7 +11,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["value_words", "fact_present", "Retention", "check_retention"]
+import anthropic
+
+from helpers import prompts
+from helpers.conversation import format_turns
+from helpers.memory.structured import call_tool
+
+__all__ = ["extract_facts", "value_words", "fact_present", "Retention", "check_retention"]
 
 # Words that frame a fact rather than carry its value: function words, the subject, generic relation verbs.
 _FRAME = set("""
@@ -112,3 +118,15 @@ def check_retention(facts: list[str], summary: str) -> Retention:
         else:
             result.lost.append(fact)
     return result
+
+
+def extract_facts(client: anthropic.Anthropic, model: str, messages: list[dict], ledger=None) -> list[str]:
+    """Facts about the user in `messages`, as standalone third-person sentences, via the forced `record_facts` tool.
+
+    Raises `helpers.memory.structured.ToolOutputError` (an `anthropic.APIError`) when the model's output is unusable,
+    so callers keep the exchange pending instead of reading it as "no facts"."""
+    if not any(m["role"] == "user" for m in messages):
+        return []
+    data = call_tool(client, model=model, max_tokens=400, system=prompts.EXTRACTION_TASK, tool=prompts.EXTRACTION_TOOL,
+                     content=format_turns(messages), ledger=ledger, purpose="extraction")
+    return [" ".join(f.split()) for f in data["facts"] if f.strip()]

@@ -1,4 +1,4 @@
-"""What a retriever adds to a bounded turn, and where in the turn it is asked. Taught in 05_vector_memory, "Extraction → storage → retrieval → injection"."""
+"""What a retriever adds to a bounded turn, and where in the turn it is asked. Taught in 04_bounded_memory_mongodb, "One turn, arrow by arrow"."""
 
 from __future__ import annotations
 

@@ -7,30 +7,18 @@ from dataclasses import dataclass, field
 import anthropic
 
 from helpers import prompts
-from helpers.conversation import reply_text, text_of
-from helpers.retrieval.inject import neutralise_tags
-from helpers.memory.structured import call_tool
+from helpers.conversation import format_turns, reply_text
+from helpers.prompts import neutralise_tags
 from helpers.memory.retention import check_retention as _check
-from helpers.memory.retention import fact_present
+from helpers.memory.retention import extract_facts, fact_present
 
 __all__ = [
     "SummaryResult",
-    "format_turns",
     "summary_request",
-    "extract_facts",
     "fact_present",
     "merge_summary",
     "system_with_summary",
 ]
-
-def format_turns(messages: list[dict]) -> str:
-    """Messages as plain `User: …` / `Assistant: …` lines (what the summariser and extractor read)."""
-    lines = []
-    for m in messages:
-        who = "User" if m["role"] == "user" else "Assistant"
-        lines.append(f"{who}: {' '.join(text_of(m).split())}")
-    return "\n".join(lines)
-
 
 def summary_request(model: str, old_summary: str, dropped: list[dict], max_tokens: int,
                     must_keep: list[str] | None = None) -> dict:
@@ -47,18 +35,6 @@ def summary_request(model: str, old_summary: str, dropped: list[dict], max_token
 def _record(ledger, purpose: str, message) -> None:
     if ledger is not None:
         ledger.record(purpose, message.model, message.usage)
-
-
-def extract_facts(client: anthropic.Anthropic, model: str, messages: list[dict], ledger=None) -> list[str]:
-    """Facts about the user in `messages`, as standalone third-person sentences, via the forced `record_facts` tool.
-
-    Raises `helpers.memory.structured.ToolOutputError` (an `anthropic.APIError`) when the model's output is unusable,
-    so callers keep the exchange pending instead of reading it as "no facts"."""
-    if not any(m["role"] == "user" for m in messages):
-        return []
-    data = call_tool(client, model=model, max_tokens=400, system=prompts.EXTRACTION_TASK, tool=prompts.EXTRACTION_TOOL,
-                     content=format_turns(messages), ledger=ledger, purpose="extraction")
-    return [" ".join(f.split()) for f in data["facts"] if f.strip()]
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Read a dated chat transcript (JSONL) for `--import`: turns keep their time and their conversation. Taught in 05_vector_memory, section 'One context budget, split by evidence'.
+"""Read a dated chat transcript (JSONL) for `--import`: turns keep their time and their conversation. Taught in 06_long_conversations, section 'Dated turns'.
 
 One JSON object per line: `{"role": "user"|"assistant", "content": ..., "ts": "2023-05-08T13:56:00"}`;
 `ts` (ISO 8601, or a plain date such as "8 May, 2023") and `speaker` (a name) are optional. A line
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Iterable
 
-from dateutil import parser as _dateparser  # matplotlib's dependency, already installed
+from dateutil import parser as _dateparser  # python-dateutil, pinned in requirements.txt
 
 __all__ = ["Turn", "parse_when", "read_transcript", "read_transcript_file", "number_conversations", "MARKER"]
 

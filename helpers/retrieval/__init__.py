@@ -10,19 +10,25 @@ from __future__ import annotations
 from helpers.retrieval.atlas import VECTOR_INDEX_NAME, create_vector_index, supports_vector_search
 from helpers.retrieval.bm25 import bm25_scores, bm25_tokens
 from helpers.retrieval.index import MODES, MemoryIndex
-from helpers.retrieval.inject import BLOCK_TAG, format_memories, memory_line, neutralise_tags, pack, retrieve_block
+from helpers.retrieval.inject import (BLOCK_TAG, Packing, block_line, day_label, format_block, neutralise_tags,
+                                      pack_by_value, relevance, with_neighbours)
 from helpers.retrieval.ranking import LEXICAL_WEIGHT, RRF_K, cosine_scores, recency_weight, rrf, top_k
 from helpers.retrieval.schema import (KINDS, Hit, as_utc, check_kinds, check_source, check_user_id, clip,
                                       content_hash, decode_vector, encode_vector, episode_text, normalise_text,
-                                      utc_now)
+                                      utc_now, TurnUnit, turn_text)
 
 __all__ = [
     "Hit",
     "MemoryIndex",
-    "pack",
-    "format_memories",
-    "retrieve_block",
-    "memory_line",
+    "format_block",
+    "block_line",
+    "day_label",
+    "Packing",
+    "relevance",
+    "pack_by_value",
+    "with_neighbours",
+    "TurnUnit",
+    "turn_text",
     "neutralise_tags",
     "BLOCK_TAG",
     "rrf",

@@ -26,9 +26,9 @@ from helpers.config import ConfigError
 from helpers.retrieval.embeddings import embed_query, get_embedder
 from helpers.retrieval.atlas import atlas_rank, supports_vector_search, vector_index_ready
 from helpers.retrieval.cache import PROJECTION, UserRows
-from helpers.retrieval.ranking import LEXICAL_WEIGHT, RRF_K, cosine_scores, recency_weight, rrf, top_k, with_recency
-from helpers.retrieval.schema import (KINDS, Hit, as_utc, check_kinds, check_source, check_user_id, content_hash,
-                                      encode_vector, episode_text, utc_now)
+from helpers.retrieval.ranking import cosine_scores, fuse, recency_weight, top_k, with_recency
+from helpers.retrieval.schema import (KINDS, Hit, TurnUnit, as_utc, check_kinds, check_source, check_user_id,
+                                      content_hash, encode_vector, episode_text, turn_text, utc_now)
 
 if TYPE_CHECKING:  # pragma: no cover
     from helpers.retrieval.embeddings import Embedder
@@ -243,6 +243,28 @@ class MemoryIndex:
         vector = self.embedder.embed([text])[0]
         return self.insert(self.new_doc(user_id, "episode", text, vector, source, now=now))
 
+    def add_turns(self, user_id: str, session_id: str, units: list[TurnUnit], *,
+                  now: datetime | None = None) -> list[str]:
+        """Store turns as `episode` memories in one batch (one embedding call, one insert); idempotent per
+        (session, seq). Each text starts with its speaker; each date is when the turn was said."""
+        user_id = check_user_id(user_id)
+        have = {doc["source"]["seq"] for doc in self.store.memories.find(
+            {"user_id": user_id, "kind": "episode", "source.session_id": session_id,
+             "source.seq": {"$in": [u.seq for u in units]}}, {"source": 1})}
+        todo = [u for u in units if u.seq not in have and u.text.strip()]
+        if not todo:
+            return []
+        texts = [turn_text(u.role, u.text, u.speaker) for u in todo]
+        vectors = self.embedder.embed(texts)
+        docs = [self.new_doc(user_id, "episode", text, vector, {"session_id": session_id, "seq": u.seq},
+                             now=u.when or now) for u, text, vector in zip(todo, texts, vectors)]
+        self.store.memories.insert_many(docs, ordered=True)
+        with self._lock:
+            if user_id in self._users:
+                for doc in docs:
+                    self._users[user_id].upsert(doc)
+        return [str(doc["_id"]) for doc in docs]
+
     # -- reads
     def find_hash(self, user_id: str, kind: str, digest: str) -> Hit | None:
         """The user's active memory of `kind` with this content hash, if any (newest first)."""
@@ -256,6 +278,19 @@ class MemoryIndex:
                 return None
             row = max(found, key=lambda r: rows.updated_s[r])
             return rows.hit(row, 1.0, similarity=1.0)
+
+    def episodes_at(self, user_id: str, keys: set[tuple]) -> dict[tuple, Hit]:
+        """The user's active episode memories at these (session_id, seq) sources (a neighbour's turn)."""
+        user_id = check_user_id(user_id)
+        out = {}
+        with self._lock:
+            rows = self._rows(user_id)
+            for row in range(rows.n):
+                source = rows.sources[row] or {}
+                key = (source.get("session_id"), source.get("seq"))
+                if key in keys and rows.active[row] and rows.kinds[row] == "episode":
+                    out[key] = rows.hit(row, 0.0)
+        return out
 
     def neighbours(self, user_id: str, vector: np.ndarray, *, kinds: tuple[str, ...] = ("fact",),
                    min_similarity: float = 0.0, limit: int = 10, now: datetime | None = None) -> list[Hit]:
@@ -316,7 +351,7 @@ class MemoryIndex:
             if mode != "lexical":                               # 3. embedding ranking (cosine)
                 sims = rows.cosine(query_vector, mask) if atlas_ranked is None else rows.scatter(atlas_ranked, mask)
                 rankings["vector"] = top_k(sims, pool, newer)
-            base = _fuse(mode, rankings, sims, lexical, lexical_weight)  # 4. one score per row (RRF in hybrid)
+            base = fuse(mode, rankings, sims, lexical, lexical_weight)  # 4. one score per row (RRF in hybrid)
             if not base:
                 return []
             hits = _by_recency(rows, base, now_s, half_life, k, sims, lexical)  # 5. recency weight, top k
@@ -335,16 +370,6 @@ def _check_search(user_id: Any, query: Any, k: Any, kinds: Any, mode: Any) -> tu
     if not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be a positive int, got {k!r}")
     return user_id, kinds
-
-
-def _fuse(mode: str, rankings: dict[str, list[int]], sims: np.ndarray | None, lexical: np.ndarray | None,
-          lexical_weight: float | None) -> dict[int, float]:
-    """{row: score before recency}: RRF of both rankings in hybrid mode, else the one ranking's own scores."""
-    if mode == "hybrid":
-        weight = LEXICAL_WEIGHT if lexical_weight is None else lexical_weight
-        return rrf([rankings["vector"], rankings["lexical"]], k=RRF_K, weights=[1.0, weight])
-    scores = sims if mode == "vector" else lexical
-    return {row: float(scores[row]) for row in rankings[mode]}
 
 
 def _by_recency(rows: UserRows, base: dict[int, float], now_s: float, half_life: float | None, k: int,

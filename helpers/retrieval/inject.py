@@ -1,80 +1,159 @@
-"""Into the prompt: tag sanitiser, dated lines, packing. Taught in 05_vector_memory, section 'Extraction → storage → retrieval → injection'.
+"""Into the prompt: the one tag sanitiser, the dated memory block, packing by value per token. Taught in 05_vector_memory, section 'Extraction → storage → retrieval → injection'.
 
 Memories and summaries go into the system prompt as data, inside `<remembered_memories>` and
-`<conversation_summary>` blocks. `neutralise_tags` is the one sanitiser for both: a user who types
-`</remembered_memories>` cannot close the block early and pose as instructions.
+`<conversation_summary>` blocks. `neutralise_tags` (defined beside the block tags in helpers.prompts) is the one
+sanitiser for both: a user who types `</remembered_memories>` cannot close the block early and pose as
+instructions. `format_block` writes the
+memory block (memories in time order under a date line); `pack_by_value` chooses the hits worth their tokens
+within a budget, and `with_neighbours` adds the turns around a packed turn while the block still fits. The
+vector stage and the benchmarks inject through these same functions.
 """
 
 from __future__ import annotations
 
-import re
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Callable
 
 from helpers import prompts
-from helpers.tokens import local_tokens
+from helpers.prompts import BLOCK_TAG, neutralise_tags
 from helpers.retrieval.schema import Hit
 
 if TYPE_CHECKING:  # pragma: no cover
     from helpers.retrieval.index import MemoryIndex
 
-__all__ = ["BLOCK_TAG", "neutralise_tags", "memory_line", "format_memories", "pack", "retrieve_block"]
+__all__ = ["BLOCK_TAG", "neutralise_tags", "block_line", "day_label", "format_block", "Packing", "relevance",
+           "pack_by_value", "with_neighbours"]
 
-BLOCK_TAG = re.compile(r"<\s*/?\s*(?:remembered_memories|conversation_summary)\s*>", re.I)
+@dataclass(frozen=True)
+class Packing:
+    """How hits are chosen for a budget: value per token^cost_power, a relevance floor, neighbour expansion."""
 
-
-def neutralise_tags(text: str) -> str:
-    """`text` with every opening or closing memory/summary block tag replaced by '[tag removed]'."""
-    return BLOCK_TAG.sub("[tag removed]", text)
-
-
-def memory_line(hit: Hit) -> str:
-    """`[2026-11-29] The user lives in Denver.` (episodes flattened to one line)."""
-    date = hit.date.strftime("%Y-%m-%d") if hit.date else "????-??-??"
-    text = neutralise_tags(" ".join(hit.text.split()))
-    label = " (from a conversation)" if hit.kind == "episode" else ""
-    return f"[{date}]{label} {text}"
+    cost_power: float = 1.0        # 0: by rank only; 1: by value per token (tuned)
+    min_relevance: float = 0.0     # skip hits below this share of the best hit's relevance
+    neighbours: int = 0            # turns before/after a hit to add when budget is left (0: none; tuned)
+    neighbour_value: float = 0.5   # a neighbour's value as a share of its hit's
 
 
-def format_memories(hits: list[Hit], *, order: str = "date") -> str:
-    """The block injected into the system prompt, one dated line per memory, marked as data ("" for no hits).
+def relevance(hits: list[Hit]) -> list[float]:
+    """Each hit's value in (0, 1]: cosine when the ranking had it, else its score, relative to the best."""
+    raw = [h.similarity if h.similarity is not None else h.score for h in hits]
+    top = max((r for r in raw if r is not None and r > 0), default=0.0)
+    return [max(r, 0.0) / top if top else 0.0 for r in raw]
 
-    order="date" lists oldest first, so newer statements come last and win; "given" keeps the order passed.
+
+def block_line(hit: Hit) -> str:
+    """A memory's text on one line, its tags neutralised (what the block shows under its date line)."""
+    return neutralise_tags(" ".join(hit.text.split()))
+
+
+def _date(hit: Hit) -> datetime | None:
+    return hit.created_at if hit.kind == "episode" else (hit.updated_at or hit.created_at)
+
+
+def day_label(when: datetime | None) -> str:
+    """`Monday 8 May 2023` (or `undated`)."""
+    return f"{when:%A} {when.day} {when:%B %Y}" if when else "undated"
+
+
+def _header(hit: Hit, session_id: str | None, since_seq: int | None) -> str:
+    here = (session_id is not None and (hit.source or {}).get("session_id") == session_id
+            and (since_seq is None or ((hit.source or {}).get("seq") or 0) >= since_seq))
+    return f"[{day_label(_date(hit))}{' · earlier in this conversation' if here else ''}]"
+
+
+def format_block(hits: list[Hit], *, session_id: str | None = None, since_seq: int | None = None) -> str:
+    """The system-prompt block: memories in time order under a date line (marked as data; "" for none).
+
+    A memory from `session_id` at or after `since_seq` is marked "earlier in this conversation".
     """
     if not hits:
         return ""
-    if order == "date":
-        hits = sorted(hits, key=lambda h: (h.date or datetime.min.replace(tzinfo=timezone.utc), h.id))
-    elif order != "given":
-        raise ValueError(f"order must be 'date' or 'given', got {order!r}")
-    return prompts.MEMORY_OPEN + "\n".join(memory_line(h) for h in hits) + prompts.MEMORY_CLOSE
+    far = datetime.min.replace(tzinfo=timezone.utc)
+    ordered = sorted(hits, key=lambda h: (_date(h) or far, (h.source or {}).get("session_id") or "",
+                                          (h.source or {}).get("seq") or 0, h.id))
+    lines, last = [], None
+    for hit in ordered:
+        header = _header(hit, session_id, since_seq)
+        if header != last:
+            lines.append(header)
+            last = header
+        lines.append(block_line(hit))
+    return prompts.MEMORY_OPEN + "\n".join(lines) + prompts.MEMORY_CLOSE
 
 
-def pack(hits: list[Hit], budget_tokens: int, count: Callable[[str], int] | None = None) -> list[Hit]:
-    """The best hits (in the order given) whose `format_memories` block fits `budget_tokens`.
+def pack_by_value(hits: list[Hit], budget_tokens: int, count: Callable[[str], int], *,
+                  packing: Packing = Packing(), values: list[float] | None = None,
+                  session_id: str | None = None, since_seq: int | None = None) -> list[Hit]:
+    """The hits with the most value per token that fit: greedy by value / tokens**cost_power, then verified;
+    a line said twice (same words, any case) is packed once.
 
-    Greedy: take each hit if it still fits, skip it otherwise (a shorter, lower-ranked one may fit).
-    `count` counts tokens (default: the offline model's local BPE); the returned block is verified
-    with it, so `count(format_memories(packed)) <= budget_tokens` always holds.
+    `count(format_block(result)) <= budget_tokens` always holds (dropping the least valuable when BPE is
+    not additive). Value defaults to `relevance(hits)`; a hit's cost is its line plus its date line.
     """
-    count = count or local_tokens
     if budget_tokens <= 0 or not hits:
         return []
+    values = relevance(hits) if values is None else values
+    floor = packing.min_relevance * max(values, default=0.0)
     frame = count(prompts.MEMORY_OPEN + prompts.MEMORY_CLOSE)
-    used, chosen = frame, []
-    for hit in hits:
-        cost = count(memory_line(hit)) + 1  # + the newline that joins it
+    costs = [count(block_line(h)) + 1 for h in hits]
+    header_cost = count(_header(hits[0], session_id, since_seq)) + 1
+    order = sorted(range(len(hits)), key=lambda i: -values[i] / max(costs[i], 1) ** packing.cost_power)
+    used, chosen, days, seen = frame, [], set(), set()
+    for i in order:
+        if values[i] <= 0 or values[i] < floor:
+            continue
+        same = " ".join(block_line(hits[i]).lower().split())
+        if same in seen:  # the same words said again add nothing (chit-chat repeats); the best-valued copy stays
+            continue
+        day = _header(hits[i], session_id, since_seq)
+        cost = costs[i] + (0 if day in days else header_cost)
         if used + cost <= budget_tokens:
-            chosen.append(hit)
+            chosen.append(i)
+            days.add(day)
+            seen.add(same)
             used += cost
-    while chosen and count(format_memories(chosen)) > budget_tokens:  # BPE is not exactly additive
-        chosen.pop()
-    return chosen
+    chosen.sort(key=lambda i: -values[i])
+    result = [hits[i] for i in chosen]
+    while result and count(format_block(result, session_id=session_id, since_seq=since_seq)) > budget_tokens:
+        result.pop()
+    return result
 
 
-def retrieve_block(index: "MemoryIndex", user_id: str, query: str, budget_tokens: int, *, k: int = 8,
-                   mode: str = "hybrid", count: Callable[[str], int] | None = None,
-                   now: datetime | None = None) -> tuple[str, list[Hit]]:
-    """One turn's retrieval: search → pack into the budget → the system-prompt block (and the hits used)."""
-    hits = pack(index.search(user_id, query, k=k, mode=mode, now=now), budget_tokens, count)
-    return format_memories(hits), hits
+def with_neighbours(index: "MemoryIndex", user_id: str, packed: list[Hit], budget_tokens: int,
+                    count: Callable[[str], int], *, packing: Packing = Packing(),
+                    exclude: set[tuple] = frozenset(), session_id: str | None = None,
+                    since_seq: int | None = None) -> list[Hit]:
+    """Add the turns just before/after packed turn memories while the block still fits (best hits first)."""
+    if packing.neighbours <= 0 or not packed:
+        return packed
+    have = {((h.source or {}).get("session_id"), (h.source or {}).get("seq")) for h in packed}
+    wanted: list[tuple] = []
+    for hit in packed:  # best first
+        sid, seq = (hit.source or {}).get("session_id"), (hit.source or {}).get("seq")
+        if hit.kind != "episode" or seq is None:
+            continue
+        for step in range(1, packing.neighbours + 1):
+            for key in ((sid, seq - step), (sid, seq + step)):
+                if key not in have and key not in exclude and key not in wanted:
+                    wanted.append(key)
+    if not wanted:
+        return packed
+    found = index.episodes_at(user_id, set(wanted))
+    result = list(packed)
+    used = count(format_block(result, session_id=session_id, since_seq=since_seq))
+    days = {_header(h, session_id, since_seq) for h in result}
+    for key in wanted:  # add by estimate (line + newline, + a date line when new), verify once at the end
+        hit = found.get(key)
+        if hit is None:
+            continue
+        day = _header(hit, session_id, since_seq)
+        cost = count(block_line(hit)) + 1 + (0 if day in days else count(day) + 1)
+        if used + cost <= budget_tokens:
+            result.append(hit)
+            days.add(day)
+            used += cost
+    while len(result) > len(packed) and count(format_block(result, session_id=session_id,
+                                                           since_seq=since_seq)) > budget_tokens:
+        result.pop()  # BPE is not exactly additive: drop the last neighbours added
+    return result

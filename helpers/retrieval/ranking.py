@@ -9,7 +9,7 @@ from typing import Hashable, Sequence, TypeVar
 
 import numpy as np
 
-__all__ = ["RRF_K", "LEXICAL_WEIGHT", "rrf", "cosine_scores", "top_k", "recency_weight", "with_recency"]
+__all__ = ["RRF_K", "LEXICAL_WEIGHT", "rrf", "fuse", "cosine_scores", "top_k", "recency_weight", "with_recency"]
 
 RRF_K = 60            # reciprocal-rank fusion constant (Cormack et al. 2009)
 LEXICAL_WEIGHT = 0.5  # BM25 weight in the fusion (embeddings: 1.0); best MRR on `python -m helpers.bench recall`
@@ -65,3 +65,13 @@ def with_recency(scores: np.ndarray, weight: np.ndarray) -> np.ndarray:
     """Scores times the recency weight; a negative score (a cosine below 0) is divided, so older sinks too."""
     scores = np.asarray(scores, dtype=np.float64)
     return np.where(scores >= 0, scores * weight, scores / np.maximum(weight, 1e-12))
+
+
+def fuse(mode: str, rankings: dict[str, list[int]], sims: np.ndarray | None, lexical: np.ndarray | None,
+         lexical_weight: float | None = None) -> dict[int, float]:
+    """{row: score before recency}: RRF of both rankings in hybrid mode, else the one ranking's own scores."""
+    if mode == "hybrid":
+        weight = LEXICAL_WEIGHT if lexical_weight is None else lexical_weight
+        return rrf([rankings["vector"], rankings["lexical"]], k=RRF_K, weights=[1.0, weight])
+    scores = sims if mode == "vector" else lexical
+    return {row: float(scores[row]) for row in rankings[mode]}

@@ -39,6 +39,9 @@ __all__ = [
     "decode_vector",
     "clip",
     "episode_text",
+    "TURN_CHARS",
+    "TurnUnit",
+    "turn_text",
 ]
 
 KINDS = ("fact", "episode")
@@ -156,3 +159,29 @@ class Hit:
         for key in ("created_at", "updated_at"):
             data[key] = data[key].isoformat() if data[key] else None
         return data
+
+
+# ---------------------------------------------------------------------------- the turn unit
+
+TURN_CHARS = 1200  # a turn memory keeps this many characters of the message
+
+
+@dataclass(frozen=True)
+class TurnUnit:
+    """One message to remember as an `episode` memory: where it is in the logs, who said it and when.
+
+    Why turns, not exchanges: in a long real conversation one exchange can hold a long story and a short
+    answer; indexing each turn (either speaker) lets a small budget carry many small, relevant pieces.
+    """
+
+    seq: int
+    role: str
+    text: str
+    when: datetime | None = None
+    speaker: str | None = None
+
+
+def turn_text(role: str, text: str, speaker: str | None = None) -> str:
+    """`Caroline: …` when the speaker is named, else `User: …` / `Assistant: …` (one line, clipped)."""
+    who = speaker or ("User" if role == "user" else "Assistant")
+    return f"{who}: {clip(text, TURN_CHARS)}"

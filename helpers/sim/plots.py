@@ -84,7 +84,7 @@ def plot_cumulative_cost(results: Mapping[str, SimulationResult], fit: bool = Tr
 
 
 def plot_recall_and_cost(table: Mapping[str, Mapping[str, float]], *, title: str | None = None) -> Figure:
-    """Side-by-side bars per strategy: recall of planted items (%) and total cost (USD). Taught in 06_elephant."""
+    """Side-by-side bars per strategy: recall of planted items (%) and total cost (USD). Taught in 07_elephant."""
     names = list(table)
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2), layout="constrained")
     plt.close(fig)

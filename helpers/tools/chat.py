@@ -14,8 +14,9 @@ from helpers.llm import get_client
 from helpers.memory import EmptyMessageError, SessionConflict, TurnError
 from helpers.tools.settle import settle_failed_turn
 from helpers.db.store import StoreError
+from helpers.memory.importer import import_turns
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "make_memory", "read_jsonl"]
 
 STAGES = ("stateless", "history", "bounded", "vector")
 PERSISTENT = ("bounded", "vector")
@@ -59,7 +60,7 @@ def _stdin_lines():
         yield line.rstrip("\r\n")
 
 
-def _make_memory(args, settings, client):
+def make_memory(args, settings, client):
     from helpers.memory import BoundedMemory, HistoryMemory, StatelessMemory, VectorMemory
 
     if args.stage in PERSISTENT:
@@ -81,7 +82,7 @@ def _make_memory(args, settings, client):
     return cls(client, settings, system=args.system)
 
 
-def _read_jsonl(path: str) -> list:
+def read_jsonl(path: str) -> list:
     """The transcript's turns (helpers.memory.transcript: optional `ts`, `speaker` and `(conversation on DATE)` lines)."""
     from helpers.memory.transcript import read_transcript_file
 
@@ -100,8 +101,8 @@ def _one_shot(args, memory) -> int | None:
     elif args.rebuild:
         result = memory.rebuild()
     elif args.import_file:
-        turns = args.turns if hasattr(args, "turns") else _read_jsonl(args.import_file)
-        result = memory.import_turns(turns)  # both stages keep each turn's ts, speaker and conversation
+        turns = args.turns if hasattr(args, "turns") else read_jsonl(args.import_file)
+        result = import_turns(memory, turns)  # both stages keep each turn's ts, speaker and conversation
     else:
         return None
     print(json.dumps(result, indent=2, ensure_ascii=False, default=str))
@@ -142,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:  # every argument and setting is checked before anything is created or written
         settings = load_settings()
-        read = check_args(args, settings, args.stage in PERSISTENT, _read_jsonl)
+        read = check_args(args, settings, args.stage in PERSISTENT, read_jsonl)
         if "turns" in read:
             args.turns = read["turns"]
         client = get_client(settings)
@@ -150,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     try:
-        memory = _make_memory(args, settings, client)
+        memory = make_memory(args, settings, client)
         code = _one_shot(args, memory)
     except (StoreError, UsageError, ConfigError, ValueError) as err:  # e.g. MONGODB_URI's server unreachable
         print(f"error: {_one_line(err)}", file=sys.stderr)

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings as hsettings, strategies as st
 
 from helpers.memory.budget import BudgetPolicy, plan, window_suffix
-from helpers.retrieval.turns import format_block, pack_by_value
+from helpers.retrieval.inject import format_block, pack_by_value
 from helpers.offline import count_text_tokens
 from helpers.retrieval import Hit
 

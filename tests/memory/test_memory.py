@@ -9,6 +9,7 @@ from helpers.memory import (BoundedMemory, EmptyMessageError, HistoryMemory, Sta
 from helpers.offline import count_text_tokens
 from helpers.prompts import SCOUT_PERSONA, SUMMARY_OPEN
 from helpers.db.store import mongomock_store
+from helpers.memory.importer import import_turns
 
 FILLER = "What should we do near Griffith Park on day {i}, maybe something with a view?"
 
@@ -226,7 +227,7 @@ def test_import_and_rebuild(client, settings):
         turns += [{"role": "user", "content": FILLER.format(i=i)}, {"role": "assistant", "content": "Try the trail."}]
     chat_calls_before = len([1 for p, b in offline_transport(client).requests
                              if p.endswith("/v1/messages") and b.get("system", "").startswith(SCOUT_PERSONA)])
-    state = memory.import_turns(turns)
+    state = import_turns(memory, turns)
     chat_calls_after = len([1 for p, b in offline_transport(client).requests
                             if p.endswith("/v1/messages") and b.get("system", "").startswith(SCOUT_PERSONA)])
     assert chat_calls_after == chat_calls_before  # no chat-model call
@@ -235,7 +236,7 @@ def test_import_and_rebuild(client, settings):
     rebuilt = memory.rebuild()
     assert rebuilt["window"] == state["window"] and "Portland" in rebuilt["summary"]
     with pytest.raises(ValueError):
-        memory.import_turns([{"role": "user", "content": ""}])
+        import_turns(memory, [{"role": "user", "content": ""}])
 
 
 def test_users_and_sessions_are_isolated(client, settings):

@@ -11,11 +11,12 @@ import pytest
 
 from helpers.config import load_settings
 from helpers.llm import get_client
-from helpers.retrieval.turns import day_label
+from helpers.retrieval.inject import day_label
 from helpers.memory import BoundedMemory, VectorMemory
 from helpers.prompts import MEMORY_OPEN, SCOUT_PERSONA
 from helpers.sim.scripts import trip_script
 from helpers.db.store import mongomock_store
+from helpers.memory.importer import import_turns
 
 FLIGHT = "My flight number is UA1432."
 
@@ -84,7 +85,7 @@ def test_contradiction_is_superseded_not_deleted(settings):
     memory.turn("I moved to Denver last month.")
     texts = [m["text"] for m in memory.state()["memories"]]
     assert any("Denver" in t for t in texts) and not any("Los Angeles" in t for t in texts)
-    history = memory.facts.history("maya")
+    history = memory.long_term.facts.history("maya")
     old = next(d for d in history if "Los Angeles" in d["text"])
     assert old["superseded_by"] is not None and old["valid_to"] is not None
 
@@ -115,7 +116,7 @@ def test_import_extracts_facts(settings):
     client, store = get_client(settings), mongomock_store()
     memory = vector(client, settings, store)
     turns = [{"role": "user", "content": FLIGHT}, {"role": "assistant", "content": "Noted."}]
-    state = memory.import_turns(turns)
+    state = import_turns(memory, turns)
     assert any("UA1432" in m["text"] for m in state["memories"])
 
 

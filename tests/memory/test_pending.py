@@ -10,12 +10,13 @@ import httpx2
 import pytest
 
 from helpers import prompts
-from helpers.db.consistency import check_consistency
+from helpers.tools.consistency import check_consistency
 from helpers.memory import BoundedMemory
 from helpers.offline import OfflineAPIError, OfflineModel, OfflineTransport, count_text_tokens
 from helpers.memory.pending import fold_pending, is_retryable, take_within
 from helpers.db.store import mongomock_store
 from helpers.memory.summary import SummaryResult
+from helpers.memory.importer import import_turns
 
 FILLER = "What should we do near Griffith Park on day {i}, maybe something with a view?"
 
@@ -150,7 +151,7 @@ def test_summary_cut_at_max_tokens_is_retried_shorter_then_flagged(settings):
     turns = []
     for i in range(12):
         turns += [{"role": "user", "content": FILLER.format(i=i)}, {"role": "assistant", "content": "Try the trail."}]
-    memory.import_turns(turns)
+    import_turns(memory, turns)
     transport.summary_bodies.clear()
     state = memory.rebuild()
     # rebuild halves its input until one exchange per call, then keeps the summary but says it was cut
@@ -168,7 +169,7 @@ def test_rebuild_never_sends_the_whole_transcript_in_one_summary_call(settings):
              {"role": "assistant", "content": "Nice to meet you, Maya."}]
     for i in range(20):
         turns += [{"role": "user", "content": FILLER.format(i=i)}, {"role": "assistant", "content": "Try the trail."}]
-    memory.import_turns(turns)
+    import_turns(memory, turns)
     transport.summary_bodies.clear()
     state = memory.rebuild()
     chunks = [body.split("<new_turns>")[1] for body in transport.summary_bodies if "<must_keep>" not in body]

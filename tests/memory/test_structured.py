@@ -14,7 +14,7 @@ from helpers.memory.facts import FactMemory
 from helpers.llm import get_client
 from helpers.offline import OfflineModel, OfflineTransport
 from helpers.memory.structured import ToolOutputError, call_tool, schema_errors
-from helpers.memory.summary import extract_facts
+from helpers.memory.retention import extract_facts
 
 MODEL = "claude-haiku-4-5"
 

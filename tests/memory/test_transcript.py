@@ -10,6 +10,7 @@ from helpers.llm import get_client
 from helpers.memory import BoundedMemory
 from helpers.db.store import mongomock_store
 from helpers.memory.transcript import parse_when, read_transcript
+from helpers.memory.importer import import_turns
 
 
 def lines(*items):
@@ -69,7 +70,7 @@ def test_bounded_import_keeps_each_turns_time_speaker_and_conversation():
              '{"role": "assistant", "content": "Nice, close by!", "speaker": "Jo"}',
              '{"role": "user", "content": "Any news?", "ts": "2023-06-01T10:00:00"}',
              '{"role": "assistant", "content": "Not yet."}']
-    result = memory.import_turns(read_transcript(lines))  # what `--stage bounded --import FILE` passes
+    result = import_turns(memory, read_transcript(lines))  # what `--stage bounded --import FILE` passes
     assert result["imported"] == 4
     logs = memory.store.logs_for("maya", "s1")
     assert [(d["ts"].date().isoformat(), d.get("speaker"), d["conversation"]) for d in logs] == [

@@ -1,4 +1,4 @@
-"""helpers.retrieval.turns + helpers.memory.importer + VectorMemory's context budget: turn memories, dates, packing, import."""
+"""Turn memories (helpers.retrieval.schema.TurnUnit, MemoryIndex.add_turns), the injector (helpers.retrieval.inject) + helpers.memory.importer + VectorMemory's context budget: turn memories, dates, packing, import."""
 
 from datetime import datetime, timedelta, timezone
 
@@ -6,12 +6,14 @@ import pytest
 
 from helpers.config import load_settings
 from helpers.llm import get_client
-from helpers.retrieval.turns import Packing, TurnUnit, day_label, format_block, index_turns, pack_by_value
+from helpers.retrieval.inject import Packing, day_label, format_block, pack_by_value
+from helpers.retrieval.schema import TurnUnit
 from helpers.memory import VectorMemory
 from helpers.offline import count_text_tokens
 from helpers.sim.scripts import trip_script
 from helpers.db.store import mongomock_store
 from helpers.retrieval import Hit, MemoryIndex
+from helpers.memory.importer import import_turns
 
 START = datetime(2023, 5, 8, 14, 0, tzinfo=timezone.utc)
 FACT = "Oh, and my daughter Elsie has her first piano recital at the Colburn School this spring."
@@ -47,13 +49,13 @@ def test_block_dates_every_memory_and_marks_only_this_conversation():
     assert "earlier conversations" not in block  # the header does not claim every memory is from another session
 
 
-def test_index_turns_keeps_both_speakers_dates_and_is_idempotent(settings):
+def test_add_turns_keeps_both_speakers_dates_and_is_idempotent(settings):
     store = mongomock_store()
     index = MemoryIndex(store)
     units = [TurnUnit(1, "user", "I started pottery classes.", START, "Caroline"),
              TurnUnit(2, "assistant", "Try the studio on Fig Street.", START)]
-    assert len(index_turns(index, "u", "s", units)) == 2
-    assert index_turns(index, "u", "s", units) == []
+    assert len(index.add_turns("u", "s", units)) == 2
+    assert index.add_turns("u", "s", units) == []
     docs = sorted(store.memories.find({"user_id": "u"}), key=lambda d: d["source"]["seq"])
     assert [d["text"] for d in docs] == ["Caroline: I started pottery classes.",
                                          "Assistant: Try the studio on Fig Street."]
@@ -80,7 +82,7 @@ def test_import_keeps_dates_and_a_fact_from_200_turns_ago_is_in_the_request(sett
     create = client.messages.create
     monkeypatch.setattr(client.messages, "create", lambda **kw: calls.append(kw["system"][:40]) or create(**kw))
     memory = VectorMemory(client, settings, store=store, user_id="maya", session_id="s1", context_budget=1000)
-    result = memory.import_turns(dated_transcript())
+    result = import_turns(memory, dated_transcript())
     assert result["imported"] == 200 and result["conversations"] == 5
     summaries = [c for c in calls if c.startswith("You maintain the rolling summary")]
     extractions = [c for c in calls if c.startswith("You extract durable facts")]
@@ -107,11 +109,11 @@ def test_another_sessions_memory_is_not_hidden_by_a_window_seq(settings):
 
 
 def test_neighbour_expansion_adds_the_turn_after_a_hit_when_room_is_left(settings):
-    from helpers.retrieval.turns import with_neighbours
+    from helpers.retrieval.inject import with_neighbours
 
     store = mongomock_store()
     index = MemoryIndex(store)
-    index_turns(index, "u", "s", [TurnUnit(7, "user", "Guess where we are going in June?", START, "Caroline"),
+    index.add_turns("u", "s", [TurnUnit(7, "user", "Guess where we are going in June?", START, "Caroline"),
                                   TurnUnit(8, "assistant", "Lisbon! We booked it yesterday.", START, "Melanie"),
                                   TurnUnit(9, "user", "Unrelated chatter about rain.", START, "Caroline")])
     top = [h for h in index.search("u", "Where are we going in June?", k=3) if h.source["seq"] == 7]
@@ -132,8 +134,8 @@ def test_import_keeps_the_other_sides_recommendations_and_agreed_plans_as_facts(
              ("assistant", "Yes! Let's do the pottery class at Clay Corner studio on Saturday."),
              ("user", "Ha, deal."),
              ("assistant", "My dog Bramble stole a baguette off the counter today.")]
-    memory.import_turns([{"role": r, "content": c, "ts": day} for r, c in turns])
-    facts = [h.text for h in memory.facts.active("maya")]
+    import_turns(memory, [{"role": r, "content": c, "ts": day} for r, c in turns])
+    facts = [h.text for h in memory.long_term.facts.active("maya")]
     assert any("recommended" in f and "Piranesi by Susanna Clarke" in f for f in facts), facts
     assert any("agreed" in f and "Clay Corner studio" in f for f in facts), facts
     assert not any("Bramble" in f for f in facts), facts  # the other side's own life is not a fact about the user

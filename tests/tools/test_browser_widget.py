@@ -29,7 +29,7 @@ from helpers.bench.reader_eval import declines
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
-WIDGET_NOTEBOOK = "06_elephant.ipynb"  # the notebook readers open: no stand-in notebook could hide its regression
+WIDGET_NOTEBOOK = "07_elephant.ipynb"  # the notebook readers open: no stand-in notebook could hide its regression
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(os.environ.get("TEST_ARTIFACTS") or ROOT / "test-artifacts")
 SHOTS = ARTIFACTS / "widget_screenshots"
@@ -60,7 +60,7 @@ LONG_MESSAGES = [
 # Viewports for the layout check: a narrow one (the side panel must wrap below the chat) and a wide one.
 VIEWPORTS = {"narrow": {"width": 900, "height": 1000}, "wide": {"width": 1920, "height": 1080}}
 KERNEL_IDLE = "Python 3 (ipykernel) | Idle"
-# The widget the reader types into carries this class (notebook 06 also shows a scripted demo widget above it).
+# The widget the reader types into carries this class (notebook 07 also shows a scripted demo widget above it).
 CHAT = ".gte-chat.gte-reader"
 
 
@@ -296,7 +296,7 @@ def test_chat_widget_in_jupyterlab(tmp_path):
                                        f"?.includes({KERNEL_IDLE!r})", timeout=30_000)
                 _run_all(page)
                 try:
-                    # every cell runs first (notebook 06 measures all strategies before the reader's chat)
+                    # every cell runs first (notebook 07 measures all strategies before the reader's chat)
                     page.wait_for_selector(f"{CHAT} .gte-input input", timeout=240_000)
                 except Exception as err:
                     raise AssertionError(f"the ChatWidget did not render (no {CHAT} in the DOM); notebook "

@@ -22,7 +22,7 @@ from pymongo.errors import AutoReconnect
 from helpers.tools import chat
 from helpers.retrieval import embeddings
 from helpers.db import store as store_mod
-from helpers.db.consistency import check_consistency
+from helpers.tools.consistency import check_consistency
 from helpers.retrieval.embeddings import EmbeddingError
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,7 +17,7 @@ from pymongo.errors import AutoReconnect
 
 from _reliability import CHAT, FILLER, ROOT, cli_env
 from helpers import prompts
-from helpers.db.consistency import check_consistency
+from helpers.tools.consistency import check_consistency
 from helpers.llm import get_client, offline_transport
 from helpers.memory import BoundedMemory, SessionConflict, VectorMemory
 from helpers.offline import OfflineModel, OfflineTransport
@@ -98,17 +98,17 @@ def test_an_exchange_that_never_commits_writes_no_long_term_memory(settings):
 def test_a_long_term_memory_error_does_not_lose_the_turn(settings, error):
     client, store = get_client(settings, max_retries=0), mongomock_store()
     memory = _vector(client, settings, store, budget=5000)
-    real = memory.facts.remember
+    real = memory.long_term.facts.remember
 
     def broken(*args, **kwargs):
         raise error
 
-    memory.facts.remember = broken
+    memory.long_term.facts.remember = broken
     result = memory.turn("My flight number is UA1432.")  # old code: the error escaped and the turn was not saved
     assert result.reply
     assert [e["status"] for e in store.logs_for("maya", "s1")] == ["ok", "ok"]
     assert memory.state()["facts_pending"] == 1 and memory.stats["memory_failures"] == 1
-    memory.facts.remember = real
+    memory.long_term.facts.remember = real
     memory.turn("Any tips for tacos?")
     state = memory.state()
     assert state["facts_pending"] == 0 and any("UA1432" in m["text"] for m in state["memories"])
@@ -123,7 +123,7 @@ def test_non_retryable_extraction_errors_are_not_retried_forever(settings):
     def missing_model(*args, **kwargs):
         raise anthropic.NotFoundError("model: nope", response=httpx2.Response(404, request=request), body=None)
 
-    memory.facts.remember = missing_model
+    memory.long_term.facts.remember = missing_model
     for i in range(3):
         memory.turn(FILLER.format(i=i))
     state = memory.state()
@@ -155,7 +155,7 @@ def test_live_token_counts_come_from_the_api_and_budgets_hold(settings):
                                  http_client=httpx2.Client(transport=ScaledCounts()))
     store = mongomock_store()
     memory = _vector(client, settings, store, budget=400, memory_budget=160)
-    memory.facts.add_facts("maya", [f"The user wants to visit museum number {i} in Los Angeles." for i in range(12)])
+    memory.long_term.facts.add_facts("maya", [f"The user wants to visit museum number {i} in Los Angeles." for i in range(12)])
     for text in ["Which museum should I visit first in Los Angeles?", "And after that museum, where should we eat?"]:
         memory.turn(text)
         block = memory.recall.block

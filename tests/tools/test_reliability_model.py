@@ -10,14 +10,14 @@ import pytest
 
 from _reliability import FILLER, model_requests, record_sleeps, run_chat, cli_env
 from helpers.config import load_settings
-from helpers.db.consistency import check_consistency
+from helpers.tools.consistency import check_consistency
 from helpers.llm import get_client, offline_transport
 from helpers.memory import BoundedMemory, TurnError
 from helpers.offline import FaultPlan
 from helpers.db.store import mongomock_store
 
 KINDS = ["429", "529", "500", "timeout", "connect"]
-EXPLAINED = {  # what the user is told, per fault kind (helpers.memory._explain)
+EXPLAINED = {  # what the user is told, per fault kind (helpers.memory.explain)
     "429": "rate limited by the API (after retries)",
     "529": "failed with HTTP 529 (after retries)",
     "500": "failed with HTTP 500 (after retries)",

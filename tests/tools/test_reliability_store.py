@@ -1,6 +1,6 @@
 """Reliability (issue 6), database side: an unreachable server at start, the local server killed mid-conversation,
 processes SIGKILLed mid-turn, several processes on one session, two kernels at once, and the load benchmark.
-Every test ends with helpers.db.consistency.check_consistency."""
+Every test ends with helpers.tools.consistency.check_consistency."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ import pytest
 from _reliability import CHAT, FILLER, ROOT, LiveChat, cli_env, run_chat
 from helpers.db import store as store_mod
 from helpers.config import load_settings
-from helpers.db.consistency import check_consistency
+from helpers.tools.consistency import check_consistency
 from helpers.llm import get_client, offline_transport
 from helpers.memory import BoundedMemory, TurnError
 from helpers.db.server import ensure_local_server, local_server_status, stop_local_server

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from helpers.db.consistency import check_consistency
+from helpers.tools.consistency import check_consistency
 from helpers.tools.settle import settle_failed_turn
 from helpers.db.store import mongomock_store
 

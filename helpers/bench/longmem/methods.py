@@ -1,4 +1,4 @@
-"""Long-conversation benchmark: answer-in-request recall and tokens per question, project stages against raw-turn baselines. Tools for 05_vector_memory, section 'One context budget, split by evidence'.
+"""Long-conversation benchmark: answer-in-request recall and tokens per question, project stages against raw-turn baselines. Tools for 06_long_conversations, section 'One context budget, split by evidence'.
 
 `python -m helpers.bench longmem [--split tune|report|all] [--budgets 1000,2000,4000] [--json]` runs, in one
 process and at the same total token budgets (system + memories + window + question, as counted by the
@@ -38,8 +38,9 @@ from helpers.prompts import SCOUT_PERSONA
 from helpers.sim.simulate import simulation_client
 from helpers.bench.scoring import gold_in_request
 from helpers.retrieval import bm25_tokens
-from helpers.retrieval.turns import day_label
+from helpers.retrieval.inject import day_label
 from helpers.memory.transcript import parse_when
+from helpers.memory.importer import import_turns
 from helpers.bench.longmem.locomo import answer_recall, evidence_coverage, write_transcript
 
 __all__ = ["BASELINES", "STAGES", "METHODS", "BM25", "rrf", "run_longmem", "format_table", "format_markdown"]
@@ -222,10 +223,10 @@ def _stage_requests(ctx: _Ctx, conv: Conversation, stage: str, budget: int, work
     path = (write_transcript if real else write_jsonl)(conv, workdir / f"{conv.user_id}.jsonl")
     args = chat.build_parser().parse_args(["--stage", stage, "--user", user_id, "--budget", str(budget),
                                            "--session-file", str(workdir / f"{conv.user_id}-{stage}-{budget}.sid")])
-    memory = chat._make_memory(args, ctx.settings, ctx.client)
+    memory = chat.make_memory(args, ctx.settings, ctx.client)
     try:
         started = time.perf_counter()
-        memory.import_turns(chat._read_jsonl(str(path)))  # as the CLI's --import does, for every stage
+        import_turns(memory, chat.read_jsonl(str(path)))  # as the CLI's --import does, for every stage
         seconds = time.perf_counter() - started
         return {q.text: memory.build_request(q.text) for q in conv.questions}, seconds
     finally:

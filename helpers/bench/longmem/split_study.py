@@ -1,4 +1,4 @@
-"""Recall against the budget split: import a long conversation once, then score many allocation policies. Tools for 05_vector_memory, section 'One context budget, split by evidence'.
+"""Recall against the budget split: import a long conversation once, then score many allocation policies. Tools for 06_long_conversations, section 'One context budget, split by evidence'.
 
 Used to choose `BudgetPolicy` / `Packing` on the tuning half of `python -m helpers.bench longmem`
 (never on the report half) and to draw notebook 05's plot of recall against memories' share.
@@ -13,12 +13,13 @@ import matplotlib.pyplot as plt
 
 from helpers.memory.budget import BudgetPolicy
 from helpers.config import load_settings
-from helpers.retrieval.turns import Packing
+from helpers.retrieval.inject import Packing
 from helpers.memory import VectorMemory
 from helpers.bench.scoring import gold_in_request
 from helpers.sim.simulate import simulation_client
 from helpers.db.store import mongomock_store
 from helpers.memory.transcript import read_transcript
+from helpers.memory.importer import import_turns
 
 if TYPE_CHECKING:  # pragma: no cover
     from helpers.bench.longmem.data import Conversation
@@ -34,7 +35,7 @@ def imported(conv: "Conversation", *, settings=None, store=None, budget: int = 2
     user_id = user_id or conv.user_id
     memory = VectorMemory(client or simulation_client(settings), settings, store=store, user_id=user_id,
                           session_id=f"{user_id}-study", context_budget=budget)
-    memory.import_turns(read_transcript(conv.jsonl_lines(), conv.user_id))
+    import_turns(memory, read_transcript(conv.jsonl_lines(), conv.user_id))
     return memory
 
 
@@ -43,9 +44,11 @@ def score(pairs: Iterable[tuple["VectorMemory", "Conversation"]], budget: int, *
     """Answer-in-request recall and mean request tokens over every question, with these knobs set."""
     hits = total = tokens = 0
     for memory, conv in pairs:
-        memory.context_budget = budget
-        memory.policy, memory.packing = policy or memory.policy, packing or memory.packing
-        memory.lexical_weight = lexical_weight
+        long_term = memory.long_term
+        long_term.context_budget = budget
+        long_term.policy = policy or long_term.policy
+        long_term.packing = packing or long_term.packing
+        long_term.lexical_weight = lexical_weight
         for q in conv.questions:
             request = memory.build_request(q.text)
             hits += gold_in_request(request, q.gold)

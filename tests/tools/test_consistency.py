@@ -1,11 +1,11 @@
-"""helpers.db.consistency: the checker passes real sessions and flags each kind of damage."""
+"""helpers.tools.consistency: the checker passes real sessions and flags each kind of damage."""
 
 from __future__ import annotations
 
 import pytest
 
 from helpers.config import load_settings
-from helpers.db.consistency import check_consistency
+from helpers.tools.consistency import check_consistency
 from helpers.llm import get_client
 from helpers.memory import BoundedMemory
 from helpers.db.store import mongomock_store
