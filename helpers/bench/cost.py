@@ -66,7 +66,7 @@ def run_cost(args: argparse.Namespace) -> int:
 def _run_table(args: argparse.Namespace) -> int:
     """Every strategy at every checkpoint (helpers.bench.cost_table); --out writes the results file."""
     progress = sys.stderr.isatty() if args.progress is None else args.progress
-    report = {"provenance": provenance(), **cost_table(args.checkpoints, progress=progress)}
+    report = {"provenance": provenance(), **cost_table(args.checkpoints, progress=progress, jobs=args.jobs)}
     if args.out:
         path = Path(args.out)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -110,6 +110,8 @@ def add_cost(sub: argparse._SubParsersAction) -> None:
                    help="one memory strategy, turn by turn (default: every strategy side by side)")
     p.add_argument("--checkpoints", type=_checkpoints, default=list(CHECKPOINTS), metavar="N,N,...",
                    help="side by side: the turn counts reported (default %(default)s)")
+    p.add_argument("--jobs", type=positive_int, default=1, metavar="N",
+                   help="side by side: run the simulations in N processes (default 1; the figures do not change)")
     p.add_argument("--out", default=None, metavar="PATH",
                    help=f"side by side: also write the report with its provenance, as JSON and as Markdown beside it (e.g. {RESULTS_FILE.relative_to(RESULTS_FILE.parents[2])})")
     p.add_argument("--turns", type=positive_int, default=100, help="scripted user turns to run (default 100)")

@@ -10,6 +10,7 @@ apart. A longer script starts with the shorter one and every run is deterministi
 
 from __future__ import annotations
 
+import concurrent.futures
 import datetime as _dt
 import json
 import subprocess
@@ -91,15 +92,20 @@ def _row(entries: list, model: str, requests: list[int]) -> dict:
             "max_request_tokens": max(requests, default=0)}
 
 
-def _run(name: str, options: dict, settings: Settings, turns: int, model: str, progress: bool) -> tuple[list, list, Any]:
-    """One strategy over `turns` scripted turns: (ledger entries, entry count after each turn, the result)."""
+def _run(name: str, options: dict, settings: Settings, turns: int, model: str,
+         progress: bool) -> tuple[list, list, list[int]]:
+    """One strategy over `turns` scripted turns: (ledger entries, entry count after each turn, request sizes)."""
     run_settings = settings.with_(chat_model=model, summary_model=model, extraction_model=model)
     client = simulation_client(run_settings)
     strategy = _Marked(make_strategy(name, client, run_settings, system=TRIP_PERSONA, ledger=CostLedger(), **options))
     result = simulate(strategy, trip_script(turns), name=name, progress=progress)
     if hasattr(strategy, "close"):
         strategy.close()
-    return strategy.ledger.entries, strategy.marks, result
+    return list(strategy.ledger.entries), strategy.marks, result.request_tokens
+
+
+def _run_task(task: tuple) -> tuple[list, list, list[int]]:
+    return _run(*task)
 
 
 def crossover_turn(ours: list[float], theirs: list[float]) -> int | None:
@@ -130,24 +136,28 @@ def _price(entry, model: str) -> float:
 
 def cost_table(checkpoints: Iterable[int] = CHECKPOINTS, *, models: Iterable[str] = MODELS,
                rows: Iterable[tuple[str, str, dict, bool]] = ROWS, settings: Settings | None = None,
-               progress: bool = False) -> dict:
+               progress: bool = False, jobs: int = 1) -> dict:
     """Every row of `rows` at every checkpoint, priced at every model: the four token kinds and USD, chat and
-    maintenance apart; at the middle checkpoint, cache-aware bounded against naive + caching, and the crossover."""
+    maintenance apart; at the middle checkpoint, cache-aware bounded against naive + caching, and the crossover.
+    `jobs` > 1 runs the simulations in that many processes (same figures: every run is deterministic)."""
     settings = settings or load_settings()
     checkpoints, models = sorted(set(checkpoints)), list(models)
     turns = checkpoints[-1]
     out: dict = {"checkpoints": checkpoints, "models": models, "strategies": {}, "cumulative_usd": {}}
-    shared: dict = {}
+    rows = list(rows)
+    # a strategy without breakpoints runs once (the model changes only its prices); one with them, per model
+    tasks = {(name, model if caches else models[0]): (name, options, settings, turns, model if caches else models[0],
+                                                      progress and jobs == 1)
+             for _label, name, options, caches in rows for model in models}
+    if jobs > 1:
+        with concurrent.futures.ProcessPoolExecutor(max_workers=jobs) as pool:
+            runs = dict(zip(tasks, pool.map(_run_task, tasks.values())))
+    else:
+        runs = {key: _run_task(task) for key, task in tasks.items()}
     for label, name, options, caches in rows:
         out["strategies"][label] = {"registry": name, "options": options, "prompt_caching": caches, "by_model": {}}
         for model in models:
-            if caches or name not in shared:
-                entries, marks, result = _run(name, options, settings, turns, model, progress)
-                if not caches:
-                    shared[name] = (entries, marks, result)
-            else:
-                entries, marks, result = shared[name]
-            requests = result.request_tokens
+            entries, marks, requests = runs[(name, model if caches else models[0])]
             out["strategies"][label]["by_model"][model] = {
                 str(t): _row(entries[:marks[t - 1]], model, requests[:t]) for t in checkpoints if t <= len(marks)}
             out["cumulative_usd"].setdefault(label, {})[model] = _cumulative(entries, marks, model)
