@@ -12,7 +12,7 @@ from helpers.pricing import CostLedger
 from helpers.sim.scripts import TRIP_PERSONA, trip_script
 from helpers.sim.simulate import REPLY_TOKENS, available_strategies, make_strategy, simulate, simulation_client
 from helpers.bench.common import non_negative_int, positive_int
-from helpers.bench.cost_table import CHECKPOINTS, KINDS, RESULTS_FILE, cost_table, markdown_table, provenance
+from helpers.bench.cost_table import CHECKPOINTS, KINDS, RESULTS_FILE, ROWS, cost_table, markdown_table, provenance
 
 __all__ = ["run_cost", "add_cost"]
 
@@ -66,7 +66,8 @@ def run_cost(args: argparse.Namespace) -> int:
 def _run_table(args: argparse.Namespace) -> int:
     """Every strategy at every checkpoint (helpers.bench.cost_table); --out writes the results file."""
     progress = sys.stderr.isatty() if args.progress is None else args.progress
-    report = {"provenance": provenance(), **cost_table(args.checkpoints, progress=progress, jobs=args.jobs)}
+    rows = [row for row in ROWS if args.only is None or row[1] in args.only]
+    report = {"provenance": provenance(), **cost_table(args.checkpoints, rows=rows, progress=progress, jobs=args.jobs)}
     if args.out:
         path = Path(args.out)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -110,6 +111,8 @@ def add_cost(sub: argparse._SubParsersAction) -> None:
                    help="one memory strategy, turn by turn (default: every strategy side by side)")
     p.add_argument("--checkpoints", type=_checkpoints, default=list(CHECKPOINTS), metavar="N,N,...",
                    help="side by side: the turn counts reported (default %(default)s)")
+    p.add_argument("--only", type=lambda text: text.split(","), default=None, metavar="NAME,NAME,...",
+                   help="side by side: only these strategies (registry names; default every row of the table)")
     p.add_argument("--jobs", type=positive_int, default=1, metavar="N",
                    help="side by side: run the simulations in N processes (default 1; the figures do not change)")
     p.add_argument("--out", default=None, metavar="PATH",
