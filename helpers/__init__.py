@@ -28,6 +28,7 @@ THE TAUGHT CORE, in notebook order (read these):
     05  memory/facts.py         per-user facts: dedup, superseded instead of deleted
         memory/facts_worker.py  extraction in a background worker, and its latency
         memory/long_term.py     LongTermMemory, the retriever BoundedMemory takes; VectorMemory
+        memory/forget.py        forget_user: erase one user in every collection (`--forget-user`)
         retrieval/              embeddings.py (MiniLM in numpy via minilm.py, or Voyage), schema.py (the memory
                                 document, the turn unit), bm25.py, ranking.py (rrf, cosine top-k), index.py (MemoryIndex:
                                 store, index turns, search),

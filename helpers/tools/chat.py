@@ -49,6 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
     actions.add_argument("--import", dest="import_file", metavar="FILE.jsonl",
                          help="append a transcript ({role, content[, ts, speaker]} per line; '(conversation on DATE)' lines "
                               "date what follows) without calling the chat model")
+    parser.add_argument("--forget-user", metavar="USER",
+                        help="erase USER everywhere (sessions, logs, memories and facts) in the store, print what "
+                             "was deleted as JSON and exit; other users are untouched")
     return parser
 
 
@@ -109,6 +112,28 @@ def _one_shot(args, memory) -> int | None:
     return 0
 
 
+def _forget(settings, user_id: str) -> int:
+    """--forget-user: erase one user in every collection (helpers.memory.forget), print the counts as JSON."""
+    from helpers.db.store import open_store
+    from helpers.memory.forget import documents_of, forget_user
+
+    try:
+        store = open_store(settings)
+    except StoreError as err:
+        print(f"error: {_one_line(err)}", file=sys.stderr)
+        return 2
+    try:
+        result = forget_user(store, user_id)
+        result["left"] = sum(documents_of(store, user_id).values())
+    except Exception as err:  # noqa: BLE001 - the database failed mid-way: say so; rerunning finishes the job
+        print(f"error: {_one_line(err)} (run --forget-user again to finish)", file=sys.stderr)
+        return 1
+    finally:
+        store.close()
+    print(json.dumps(result, indent=2, ensure_ascii=False))
+    return 0 if result["left"] == 0 else 1
+
+
 def _one_line(err: BaseException) -> str:
     """An error as one short line: its message, with the type named when it is not one of ours."""
     text = " ".join(str(err).split()) or "no details"
@@ -137,6 +162,9 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exit_:  # --help (0) or a usage error already printed on one line (2)
         return exit_.code if isinstance(exit_.code, int) else 2
     one_shot = args.show_state or args.show_request is not None or args.rebuild or args.import_file
+    if args.forget_user is not None and (one_shot):
+        print("error: --forget-user runs alone (no --show-state/--show-request/--rebuild/--import)", file=sys.stderr)
+        return 2
     if one_shot and args.stage not in PERSISTENT:
         print("error: --show-state/--show-request/--rebuild/--import need a persistent stage (--stage bounded)",
               file=sys.stderr)
@@ -146,6 +174,8 @@ def main(argv: list[str] | None = None) -> int:
         read = check_args(args, settings, args.stage in PERSISTENT, read_jsonl)
         if "turns" in read:
             args.turns = read["turns"]
+        if args.forget_user is not None:
+            return _forget(settings, args.forget_user)
         client = get_client(settings)
     except (ConfigError, UsageError) as err:
         print(f"error: {err}", file=sys.stderr)
