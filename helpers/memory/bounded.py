@@ -244,8 +244,12 @@ class BoundedMemory(MemoryBase):
         merged, minfo, left_out = self._merge_pending({**session, **fields}, max_chunks)
         return {**fields, **merged}, {**info, **minfo}, left_out
 
-    def commit_exchange(self, session: dict, exchange: list[dict], base: int, *, remember: bool = True) -> tuple[dict, dict]:
+    def commit_exchange(self, session: dict, exchange: list[dict], base: int, *, remember: bool = True,
+                        max_chunks: int | None = 1) -> tuple[dict, dict]:
         """Save the exchange with the version guard; the summary merge runs once, before the retry loop.
+
+        A turn folds at most `max_chunks` bounded summary calls (1); an import passes None: as many calls as it
+        takes for everything that left the window (each within the pending bound).
 
         On a conflict the exchange is placed on the reloaded session (no model call) and the merge result
         is re-applied if that session still has the same summary and the merged turns pending; otherwise
@@ -254,7 +258,7 @@ class BoundedMemory(MemoryBase):
         """
         fields, info = self._place(session, exchange, base)
         read = {**session, **fields}
-        merged, minfo, left_out = self._merge_pending(read)
+        merged, minfo, left_out = self._merge_pending(read, max_chunks)
         info.update(minfo)
         handled = {m.get("seq") for m in read["pending"]} - {m.get("seq") for m in merged.get("pending", [])}
         for attempt in range(self.MAX_SAVE_ATTEMPTS):

@@ -17,7 +17,7 @@ from helpers.conversation import group_exchanges, starts_exchange, strip_meta, t
 from helpers.memory.facts import MAX_FACT_CHARS
 from helpers.retrieval.schema import TurnUnit
 from helpers.memory.retention import extract_facts
-from helpers.memory.transcript import Turn, number_conversations, parse_when
+from helpers.memory.transcript import Turn, check_turns, number_conversations, parse_when
 
 __all__ = ["import_turns", "import_dated", "as_turns", "log_extra", "IMPORT_FACT_BATCH"]
 
@@ -42,6 +42,7 @@ def as_turns(turns: list[Any]) -> list[Turn]:
                         item.get("speaker")))
     if not any(isinstance(item, Turn) or "conversation" in item for item in turns):
         number_conversations(out)  # without conversation numbers, a new day starts a new conversation
+    check_turns(out)  # checked like typed turns, all of them before the first write
     return out
 
 
@@ -94,9 +95,10 @@ def import_dated(memory: Any, turns: list[Any]) -> dict:
     seqs = store.append_logs(user, sid, entries, status="pending")  # one insert, not one round trip per turn
     messages = [{"role": e["role"], "content": e["content"], "tokens": e["tokens"], "seq": seq}
                 for e, seq in zip(entries, seqs)]
-    # one fold: the window keeps the newest turns, one summary call covers everything older
+    # one fold: the window keeps the newest turns; batched summary calls (each within the pending bound) cover
+    # everything older, so no imported turn is left out of the summary
     session = memory.load()
-    memory.commit_exchange(session, messages, memory.base_tokens(session), remember=False)
+    _, info = memory.commit_exchange(session, messages, memory.base_tokens(session), remember=False, max_chunks=None)
     # entries the summary could not take stay "unsummarised" (--rebuild recovers them)
     store.set_log_status(user, sid, [m["seq"] for m in messages], "ok", only_if_status="pending")
     if memory.retriever.units == "turns":
@@ -114,7 +116,7 @@ def import_dated(memory: Any, turns: list[Any]) -> dict:
         if store.save_session(user, sid, session["version"], fields) is not None:
             break
     return {"imported": len(messages), "conversations": len(starts), "facts_pending": len(fields["facts_pending"]),
-            **memory.state()}
+            "summary_calls": (info.get("summary_result") or {}).get("calls", 0), **memory.state()}
 
 
 def _extract_facts(memory: Any, messages: list[dict], items: list[Turn]) -> list[dict]:
