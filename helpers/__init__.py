@@ -54,7 +54,8 @@ TOOLS built on the core:
     bench/                      `python -m helpers.bench ...` (__main__.py, cli.py, common.py): one module per
                                 benchmark: cost.py, compare.py, overhead.py, load.py, recall.py, retrieval.py
                                 (with latency.py), longmem/ (long conversations), reader_eval.py (the offline
-                                reader); scoring.py (answer-in-request)
+                                reader); scoring.py (answer-in-request, and supersession-aware); results.py
+                                (the results files docs/results/*.json: load, n and 95% intervals)
 """
 
 __all__: list[str] = []
