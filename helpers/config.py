@@ -152,13 +152,18 @@ def load_settings(env: dict | None = None, dotenv_path: str | os.PathLike | None
     )
 
 
+# Said once, up front, wherever the offline model answers (notebook banners, the chat widget's header).
+OFFLINE_NOTE = ("it only knows what this conversation and its memories hold, and says so in one sentence when asked "
+                "about the world")
+
+
 def describe(settings: Settings | None = None) -> str:
     """One line saying which model mode and which store are configured; every notebook prints it."""
     s = settings or load_settings()
     if s.mode == "live":
         model = f"model: live Anthropic API ({s.chat_model})"
     else:
-        model = f"model: offline deterministic model (no network, no key; stands in for {s.chat_model})"
+        model = f"model: offline stand-in for {s.chat_model} (no network, no key; {OFFLINE_NOTE})"
     if s.mongodb_uri:
         store = f"store: MongoDB at {redact_uri(s.mongodb_uri)}"
     else:

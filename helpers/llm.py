@@ -8,7 +8,7 @@ from typing import Callable
 import anthropic
 import httpx2
 
-from helpers.config import Settings, load_settings
+from helpers.config import OFFLINE_NOTE, Settings, load_settings
 from helpers.offline import FaultPlan, OfflineModel, OfflineTransport
 
 __all__ = ["get_client", "is_offline", "offline_transport", "mode_line"]
@@ -66,4 +66,5 @@ def mode_line(client: anthropic.Anthropic) -> str:
     transport = offline_transport(client)
     if transport is None:
         return "model: live Anthropic API"
-    return f"model: offline deterministic model (context window {transport.model.context_window:,} tokens)"
+    return (f"model: offline stand-in, deterministic (context window {transport.model.context_window:,} tokens): "
+            f"{OFFLINE_NOTE}")

@@ -52,7 +52,7 @@ _DECLINE = re.compile(
     r"did(?:n't| not) (?:tell|mention|say|share)|(?:haven't|have not|never) (?:told|mentioned|said)|"
     r"(?:wasn't|was not|isn't|is not|not been) (?:mentioned|told|stated|shared|said)|"
     r"no (?:record|information|mention|details?)|do(?:n't| not) have (?:that|any|this|the|information|details?)|"
-    r"can(?:'t|not) (?:tell|say|find|see|know)|not (?:something|anything) you(?:'ve| have)|unknown to me)\b",
+    r"can(?:'t|not) (?:tell|say|find|see|know)|not (?:something|anything) you(?:'ve| have)|unknown to me|only know what)\b",
     re.I)
 
 # The filler exchange between the statements and the question: it states nothing about the user.

@@ -326,6 +326,14 @@ def test_gauge_shows_the_context_budget_split():
     assert "window 700 / 2,000" not in html
 
 
+def test_header_says_once_which_model_answers(client, settings):
+    w = ChatWidget(bounded(client, settings))
+    assert w.header.value.count("gte-mode") == 1 and "offline stand-in" in w.header.value
+    assert "only knows what this conversation and its memories hold" in w.header.value
+    w.send("How do people get from LAX to Santa Monica?")  # the reply itself says so too, in one sentence
+    assert w.header.value.count("offline stand-in") == 1 and "stand-in" in w.lines[-1][1]
+
+
 def test_rejects_a_non_memory():
     with pytest.raises(TypeError, match="turn"):
         ChatWidget(object())
