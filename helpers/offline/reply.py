@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import re
 
+from helpers.offline.fact_rules import request_of
 from helpers.offline.language import PERSON_STEMS, sentences, stem, words
 from helpers.offline.person import first_person, resolve_pronouns, strip_discourse, to_second
 from helpers.offline.question import question_parts
@@ -122,7 +123,8 @@ def chat_reply(system: str, messages: list[tuple[str, str]]) -> str:
     said_now = [s for s in sentences(last) if not is_question(s)]
     asked = [s for s in sentences(last) if is_question(s)]
     parts: list[str] = []
-    told = [strip_discourse(s) for s in said_now if first_person(s) and len(words(s)) > 2]
+    told = [strip_discourse(s) for s in said_now if first_person(s) and len(words(s)) > 2 and not request_of(s)]
+    requested = [s for s in said_now if request_of(s)]
     if told:
         ack = " ".join(_shorten(to_second(t)).rstrip(".!") + "." for t in told[:2])
         parts.append(f"Thanks for telling me. {ack[:1].upper()}{ack[1:]}" if not asked else "")
@@ -131,7 +133,7 @@ def chat_reply(system: str, messages: list[tuple[str, str]]) -> str:
     parts = [p for p in parts if p]
     if not parts:
         name, _ = persona(system)
-        if told:
+        if told or requested:
             parts.append(f"{name} will keep that in mind." if name else "I'll keep that in mind.")
         else:
             parts.append(stand_in_note(system))
