@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Protocol, runtime_checkable
 
@@ -247,7 +248,8 @@ def simulate(strategy: Strategy, script: Iterable[str], *, progress: bool = Fals
     ledger = ledger if isinstance(ledger, CostLedger) else None
     label = name or getattr(strategy, "name", None) or getattr(strategy, "stage", None) or type(strategy).__name__
     result = SimulationResult(strategy=label, model=model)
-    bar = tqdm(texts, desc=label, unit="turn", disable=not progress, leave=False)
+    # On stdout and left in place: a bar on stderr that clears itself leaves an empty pink strip in the notebook.
+    bar = tqdm(texts, desc=label, unit="turn", disable=not progress, leave=True, file=sys.stdout)
     try:
         for i, text in enumerate(bar, start=1):
             seen = len(ledger.entries) if ledger is not None else 0
