@@ -263,3 +263,19 @@ def test_rebuild_keeps_a_committed_exchange_whose_log_status_was_not_updated(cli
     # a crash after the session save (the commit point) but before the logs were marked "ok"
     store.set_log_status("u1", "s1", [3, 4], "pending")
     assert memory.rebuild()["window"] == before
+
+
+def test_bounded_import_folds_in_batches_not_one_summary_call_per_exchange(client, settings):
+    memory = bounded(client, settings, store=mongomock_store(), budget=80)
+    turns = []
+    for i in range(40):
+        turns += [{"role": "user", "content": FILLER.format(i=i)}, {"role": "assistant", "content": "Try the trail."}]
+
+    def summaries():
+        return len([1 for p, b in offline_transport(client).requests if p.endswith("/v1/messages")
+                    and str(b.get("system", "")).startswith("You maintain the rolling summary")])
+
+    before = summaries()
+    state = import_turns(memory, turns)
+    assert state["log_count"] == 80 and state["window_tokens"] <= 80
+    assert 1 <= summaries() - before <= 3  # 40 exchanges in folds of IMPORT_FOLD_BATCH (16): three folds at most
