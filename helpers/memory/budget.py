@@ -102,7 +102,12 @@ def plan(window: list[dict], summary_tokens: int, hits: list, budget: int, *, se
     long_history = sum(_key(h) not in stored for h in candidates) >= max(1, len(window))
     share, split.evidence = memory_share(policy, best_sim, lexical, long_history) if candidates else (0.0, "none")
     split.memory_cap = int(rest * share)
-    first = pack(candidates, split.memory_cap)
+    def fit(packed: list, tokens: int) -> list:  # the block as sent (with its separator) within `tokens`
+        while packed and block_tokens(packed) > tokens:
+            packed = packed[:-1]  # the least valuable (packers return the best first, additions last)
+        return packed
+
+    first = fit(pack(candidates, split.memory_cap), split.memory_cap)
     used = block_tokens(first) if first else 0
     sent = window_suffix(window, budget - used, framing)
     sent_tokens = _cost(sent, framing)
@@ -115,6 +120,7 @@ def plan(window: list[dict], summary_tokens: int, hits: list, budget: int, *, se
     packed = pack(candidates, room)
     if expand is not None and packed:
         packed = expand(packed, room, sent_keys)
+    packed = fit(packed, room)
     split.window, split.window_messages = sent_tokens, len(sent)
     split.summary, split.memories = summary_used, block_tokens(packed) if packed else 0
     return sent, split.summary_sent, packed, split
