@@ -17,6 +17,7 @@ import anthropic
 from helpers.conversation import group_exchanges, starts_exchange, strip_meta, text_of, validate_messages
 from helpers.memory.facts import MAX_FACT_CHARS
 from helpers.retrieval.bm25 import bm25_tokens
+from helpers.memory.fold import new_turn_id
 from helpers.retrieval.schema import TurnUnit
 from helpers.memory.retention import extract_facts
 from helpers.memory.transcript import Turn, check_turns, number_conversations, parse_when
@@ -49,6 +50,14 @@ def as_turns(turns: list[Any]) -> list[Turn]:
     return out
 
 
+def turn_ids(messages: list[dict]) -> list[str]:
+    """One new turn id per exchange (a user turn and what follows it), repeated for each of its messages."""
+    ids: list[str] = []
+    for i, message in enumerate(messages):
+        ids.append(new_turn_id() if i == 0 or starts_exchange(message) else ids[-1])
+    return ids
+
+
 def log_extra(turn: Turn) -> dict:
     """The log fields an imported turn keeps besides role and content: imported, conversation, ts, speaker."""
     extra = {"imported": True, "conversation": turn.conversation, "ts": turn.ts, "speaker": turn.speaker}
@@ -69,17 +78,18 @@ def import_turns(memory: Any, turns: list[Any]) -> dict:
     validate_messages(messages)
     imported, exchanges = 0, 0
     batch: list[dict] = []
+    ids = turn_ids(messages)
     for i, turn in enumerate(messages):
         role, content = turn["role"], turn["content"]
         tokens = memory.tokens_of_text(text_of(turn))
         seq = memory.store.append_log(memory.user_id, memory.session_id, role, content, status="pending",
-                                      tokens=tokens, extra=log_extra(items[i]))
-        batch.append({"role": role, "content": content, "tokens": tokens, "seq": seq})
+                                      tokens=tokens, extra={**log_extra(items[i]), "turn": ids[i]})
+        batch.append({"role": role, "content": content, "tokens": tokens, "seq": seq, "turn": ids[i]})
         exchanges += i + 1 == len(messages) or starts_exchange(messages[i + 1])
         if i + 1 == len(messages) or (exchanges >= IMPORT_FOLD_BATCH and starts_exchange(messages[i + 1])):
             # one fold per batch: the window takes the batch, one summary call covers what it pushes out
             session = memory.load()
-            memory.commit_exchange(session, batch, memory.base_tokens(session))
+            memory.commit_exchange(session, batch, memory.base_tokens(session), max_chunks=None)
             memory.store.set_log_status(memory.user_id, memory.session_id, [m["seq"] for m in batch], "ok",
                                         only_if_status="pending")
             imported += len(batch)
@@ -95,11 +105,12 @@ def import_dated(memory: Any, turns: list[Any]) -> dict:
     items = as_turns(turns)
     validate_messages([t.message() for t in items])
     store, user, sid = memory.store, memory.user_id, memory.session_id
+    ids = turn_ids([t.message() for t in items])
     entries = [{"role": t.role, "content": t.content, "tokens": memory.tokens_of_text(text_of(t.message())),
-                "extra": log_extra(t)} for t in items]
+                "extra": {**log_extra(t), "turn": turn}} for t, turn in zip(items, ids)]
     seqs = store.append_logs(user, sid, entries, status="pending")  # one insert, not one round trip per turn
-    messages = [{"role": e["role"], "content": e["content"], "tokens": e["tokens"], "seq": seq}
-                for e, seq in zip(entries, seqs)]
+    messages = [{"role": e["role"], "content": e["content"], "tokens": e["tokens"], "seq": seq, "turn": turn}
+                for e, seq, turn in zip(entries, seqs, ids)]
     # one fold: the window keeps the newest turns; batched summary calls (each within the pending bound) cover
     # everything older, so no imported turn is left out of the summary
     session = memory.load()

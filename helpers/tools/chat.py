@@ -6,7 +6,6 @@ import argparse
 import io
 import json
 import sys
-from datetime import datetime, timedelta, timezone
 
 from helpers.tools.cli_checks import OneLineParser, UsageError, check_args, positive_int
 from helpers.config import ConfigError, load_settings
@@ -142,13 +141,14 @@ def _one_line(err: BaseException) -> str:
     return f"{type(err).__name__}: {text}"[:300]
 
 
-def _settle(memory, text: str, since: datetime, err: BaseException) -> str:
+def _settle(memory, err: BaseException) -> str:
     """Settle the failed turn's log entries; the advice to print after the error."""
     store = getattr(memory, "store", None)
     if store is None:
         return "(your message was kept; try again)"
     try:
-        settle_failed_turn(store, memory.user_id, memory.session_id, text, since, _one_line(err))
+        settle_failed_turn(store, memory.user_id, memory.session_id, getattr(memory, "turn_id", None),
+                           _one_line(err))
     except Exception:  # noqa: BLE001 - the database is down too: its entries (if any) stay 'pending'
         return "(the database did not answer: once it is back, run --rebuild and try again)"
     return "(your message was kept; try again)"
@@ -182,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         memory = make_memory(args, settings, client)
+        if hasattr(memory, "settle_interrupted"):  # a turn a killed process never saved becomes 'unanswered'
+            memory.settle_interrupted()
         code = _one_shot(args, memory)
     except (StoreError, UsageError, ConfigError, ValueError) as err:  # e.g. MONGODB_URI's server unreachable
         print(f"error: {_one_line(err)}", file=sys.stderr)
@@ -196,7 +198,6 @@ def main(argv: list[str] | None = None) -> int:
     for line in _stdin_lines():
         if line.strip().lower() in ("quit", "exit"):
             break
-        since = datetime.now(timezone.utc) - timedelta(seconds=2)
         try:
             result = memory.turn(line)
         except EmptyMessageError as err:
@@ -204,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         except Exception as err:  # noqa: BLE001 - model, database, embedder, network: the chat goes on
             failures += 1
-            print(f"! {_one_line(err)} {_settle(memory, line, since, err)}", file=sys.stderr)
+            print(f"! {_one_line(err)} {_settle(memory, err)}", file=sys.stderr)
             continue
         print(" ".join(result.reply.split()) or "(empty reply)", flush=True)
     try:
