@@ -123,9 +123,13 @@ SIMULATION_CONTEXT_WINDOW = 100_000_000  # offline window for simulations: large
 
 
 def simulation_client(settings: Settings, *, context_window: int | None = None) -> anthropic.Anthropic:
-    """An offline client for simulations (always offline: long runs against the live API cost real money)."""
+    """The client for simulations, replays, benchmarks and imports: offline even with a key set (they measure tokens
+    and memory, and hundreds of calls on a shared classroom key cost money and hit rate limits); SIMULATE_LIVE=1
+    sends them to the live API on purpose."""
+    if settings.simulate_live and settings.anthropic_api_key:
+        return get_client(settings, role="replay")
     return get_client(settings.with_(anthropic_api_key=None), context_window=context_window or SIMULATION_CONTEXT_WINDOW,
-                      faults="", max_retries=0)  # faults="": GTE_OFFLINE_FAULTS does not apply to simulations
+                      faults="", max_retries=0, role="replay")  # faults="": GTE_OFFLINE_FAULTS does not apply here
 
 
 def is_overflow(err: BaseException) -> bool:

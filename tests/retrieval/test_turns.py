@@ -77,6 +77,7 @@ def dated_transcript(sessions=5, per_session=40):
     return turns
 
 
+@pytest.mark.slow
 def test_import_keeps_dates_and_a_fact_from_200_turns_ago_is_in_the_request(settings, monkeypatch):
     client, store = get_client(settings), mongomock_store()
     calls = []

@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 
 
 def run_chat(stdin: bytes | str, *args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -61,6 +62,7 @@ def test_multiline_replies_stay_on_one_line():
     assert len(replies(out)) == 2
 
 
+@pytest.mark.slow
 def test_bounded_fact_survives_60_fillers_and_a_new_process(tmp_path):
     """Issue 4's acceptance: a turn-1 fact, 60 filler turns at --budget 300, recalled by a new process."""
     import json
