@@ -324,6 +324,7 @@ def test_a_failure_after_the_reply_is_one_line_keeps_the_turn_and_leaves_nothing
 
 # ------------------------------------------------------------------------------------ real processes
 
+@pytest.mark.slow  # a CLI subprocess (seconds each): the full set runs it
 def test_real_process_empty_user_and_bad_setting(tmp_path):
     env = {**os.environ, "ANTHROPIC_API_KEY": "", "MONGODB_URI": "", "GTE_DATA_DIR": str(tmp_path / "data")}
     session = tmp_path / ".session_id"
