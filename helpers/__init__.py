@@ -29,6 +29,7 @@ THE TAUGHT CORE, in notebook order (read these):
     05  memory/facts.py         per-user facts: dedup, superseded instead of deleted
         memory/facts_worker.py  extraction in a background worker, and its latency
         memory/long_term.py     LongTermMemory, the retriever BoundedMemory takes; VectorMemory
+        memory/forget.py        forget_user: erase one user in every collection (`--forget-user`)
         retrieval/              embeddings.py (MiniLM in numpy via minilm.py, or Voyage), schema.py (the memory
                                 document, the turn unit), bm25.py, ranking.py (rrf, cosine top-k), index.py (MemoryIndex:
                                 store, index turns, search),
@@ -54,7 +55,9 @@ TOOLS built on the core:
     bench/                      `python -m helpers.bench ...` (__main__.py, cli.py, common.py): one module per
                                 benchmark: cost.py (with cost_table.py: every strategy side by side), compare.py,
                                 overhead.py, load.py, recall.py, retrieval.py (with latency.py), longmem/ (long
-                                conversations), reader_eval.py (the offline reader); scoring.py (answer-in-request)
+                                conversations), reader_eval.py (the offline reader); scoring.py (answer-in-request,
+                                and supersession-aware); results.py (the results files docs/results/*.json: load, n
+                                and 95% intervals)
 """
 
 __all__: list[str] = []

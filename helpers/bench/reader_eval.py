@@ -52,7 +52,7 @@ _DECLINE = re.compile(
     r"did(?:n't| not) (?:tell|mention|say|share)|(?:haven't|have not|never) (?:told|mentioned|said)|"
     r"(?:wasn't|was not|isn't|is not|not been) (?:mentioned|told|stated|shared|said)|"
     r"no (?:record|information|mention|details?)|do(?:n't| not) have (?:that|any|this|the|information|details?)|"
-    r"can(?:'t|not) (?:tell|say|find|see|know)|not (?:something|anything) you(?:'ve| have)|unknown to me)\b",
+    r"can(?:'t|not) (?:tell|say|find|see|know)|not (?:something|anything) you(?:'ve| have)|unknown to me|only know what)\b",
     re.I)
 
 # The filler exchange between the statements and the question: it states nothing about the user.
@@ -132,11 +132,12 @@ def _judge(item: dict, reply: str) -> str:
     return "correct" if has_answer(reply, item["expect"]) else "wrong"
 
 
-def evaluate(client, items: list[dict], model: str) -> list[Outcome]:
-    """Ask every item's question through `client` and judge each reply."""
+def evaluate(client, items: list[dict], model: str, pool: list[dict] | None = None) -> list[Outcome]:
+    """Ask every item's question through `client` and judge each reply. `pool` (default `items`) supplies the other
+    statement each request holds: a sample evaluated with its whole part as the pool gets the very same requests."""
     outcomes = []
     for item in items:
-        message = client.messages.create(**build_request(item, items, model))
+        message = client.messages.create(**build_request(item, pool or items, model))
         reply = " ".join(text_of({"content": [b.model_dump() for b in message.content]}).split())
         outcomes.append(Outcome(item["id"], item["relation"], item["part"], item["present"],
                                 item.get("source", item["part"]), item["question"], reply, _judge(item, reply)))
@@ -177,7 +178,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--part", default="all", choices=[*CORPUS_FILES, "all"])
     parser.add_argument("--failures", action="store_true", help="also print every reply that was not right")
     parser.add_argument("--json", action="store_true", help="print the tables (and failures) as JSON")
+    parser.add_argument("--every", type=int, default=1, metavar="N",
+                        help="ask only every Nth item (a quick look; each request is the one the whole part gets)")
     args = parser.parse_args(argv)
+    if args.every < 1:
+        parser.error(f"--every must be at least 1, got {args.every}")
     settings = load_settings()
     client = get_client(settings)
     try:
@@ -185,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     except CorpusMissing as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    outcomes = evaluate(client, items, settings.chat_model)
+    outcomes = evaluate(client, items[::args.every], settings.chat_model, pool=items)
     tables: dict[str, dict] = {}
     for part in sorted({o.part for o in outcomes}):
         sources = sorted({o.source for o in outcomes if o.part == part})

@@ -10,7 +10,8 @@ import json
 import re
 from functools import lru_cache
 
-__all__ = ["request_text", "mentions", "answer_in_request", "gold_in_request"]
+__all__ = ["request_text", "mentions", "answer_in_request", "gold_in_request", "current_in_request",
+           "gold_current_in_request"]
 
 
 def request_text(request: dict) -> str:
@@ -47,3 +48,19 @@ def gold_in_request(request: dict, gold: list[list[str]]) -> bool:
     """Every group of gold answers has at least one member in the request (a multi-hop answer needs all its parts)."""
     text = request_text(request)
     return all(any(mentions(text, answer) for answer in group) for group in gold)
+
+
+def current_in_request(request: dict, current: str, stale: list[str] | tuple[str, ...] = ()) -> bool:
+    """Supersession-aware: the current value is in the request and no value it replaced is.
+
+    Where a newer value exists ("I moved to Denver" after "I live in Portland"), a request that carries the
+    stale value beside the current one counts as a miss: the model is handed two answers and may pick the old
+    one, so `answer_in_request` would over-count it as recalled."""
+    text = request_text(request)
+    return mentions(text, current) and not any(mentions(text, old) for old in stale)
+
+
+def gold_current_in_request(request: dict, gold: list[list[str]], stale: list[str] | tuple[str, ...] = ()) -> bool:
+    """`gold_in_request`, with every stale value (one replaced by a newer one) turning a hit into a miss."""
+    text = request_text(request)
+    return gold_in_request(request, gold) and not any(mentions(text, old) for old in stale)

@@ -20,27 +20,12 @@ from helpers.memory.summary import merge_summary, system_with_summary
 from helpers.memory.window import trim, trim_in_chunks, window_tokens
 from helpers.memory.caching import with_cache_breakpoints
 from helpers.memory.errors import SessionConflict, TurnError, explain, explain_store
-from helpers.memory.fold import committed_exchanges, rebase, summary_fields
+from helpers.memory.fold import (committed_exchanges, confirm_turns, new_turn_id, rebase, session_id_from_file,
+                                 settle_interrupted, summary_fields)
 from helpers.memory.history import TurnResult, MemoryBase, check_user_text, reply_text, request_input_tokens
 from helpers.memory.retriever import Recall, Retriever
 
 __all__ = ["BoundedMemory", "session_id_from_file"]
-
-
-def session_id_from_file(path: str | Path) -> str:
-    """The session id kept in a `.session_id` file; a missing file gets a new id written to it.
-
-    Deleting the file therefore starts a new conversation without touching the database.
-    """
-    path = Path(path)
-    if path.exists():
-        value = path.read_text(encoding="utf-8").strip()
-        if value:
-            return value
-    value = uuid.uuid4().hex
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(value + "\n", encoding="utf-8")
-    return value
 
 
 class BoundedMemory(MemoryBase):
@@ -65,6 +50,7 @@ class BoundedMemory(MemoryBase):
                  check_retention: bool = True, pending_max_tokens: int = PENDING_MAX_TOKENS,
                  pending_max_count: int = PENDING_MAX_COUNT, retriever: Retriever | None = None,
                  cache_aware: bool = False, low_water: float = 0.5):
+        self.turn_id: str | None = None  # the turn in flight (or the last one): settle_failed_turn goes by it
         super().__init__(client, settings, system=SCOUT_PERSONA if system is None else system, model=model,
                          max_tokens=max_tokens, ledger=ledger)
         if session_id is None:
@@ -169,6 +155,7 @@ class BoundedMemory(MemoryBase):
 
     def _turn(self, text: str) -> TurnResult:
         started = time.perf_counter()
+        self.turn_id = None
         try:
             session = self.load()
         except ConnectionFailure:  # the server went away since the last turn; nothing is written yet, so
@@ -177,7 +164,9 @@ class BoundedMemory(MemoryBase):
             session = self.load()
         request = self._request_for(session, text)
         recall = self.recall
-        user_seq = self.store.append_log(self.user_id, self.session_id, "user", text, status="pending")
+        turn = self.turn_id = new_turn_id()  # every entry of this exchange carries it (settle, rebuild, checks)
+        user_seq = self.store.append_log(self.user_id, self.session_id, "user", text, status="pending",
+                                         extra={"turn": turn})
         llm_started = time.perf_counter()
         try:
             message = self._call(request)
@@ -189,17 +178,18 @@ class BoundedMemory(MemoryBase):
         reply = reply_text(message)
         usage = message.usage
         asst_seq = self.store.append_log(self.user_id, self.session_id, "assistant", reply,
-                                         tokens=usage.output_tokens, status="pending", reply_to=user_seq)
+                                         tokens=usage.output_tokens, status="pending", reply_to=user_seq,
+                                         extra={"turn": turn})
         base = self.base_tokens(session)
         extra = recall.extra_tokens if recall is not None else 0  # this turn's memories: not stored in base
         user_tokens = request_input_tokens(usage) - base - extra - window_tokens(session["window"])
         if user_tokens < 1:  # the parts do not add up (e.g. a count that drifted): measure the message itself
             self.stats["token_recounts"] += 1
             user_tokens = self.tokens_of_text(text)
-        exchange = [{"role": "user", "content": text, "tokens": user_tokens, "seq": user_seq},
-                    {"role": "assistant", "content": reply, "tokens": usage.output_tokens, "seq": asst_seq}]
-        saved, info = self.commit_exchange(session, exchange, base)
-        self.store.set_log_status(self.user_id, self.session_id, [user_seq, asst_seq], "ok", only_if_status="pending")
+        exchange = [{"role": "user", "content": text, "tokens": user_tokens, "seq": user_seq, "turn": turn},
+                    {"role": "assistant", "content": reply, "tokens": usage.output_tokens, "seq": asst_seq,
+                     "turn": turn}]
+        saved, info = self.commit_exchange(session, exchange, base)  # saved = committed; its entries are 'ok' 
         self.stats["turns"] += 1
         total_s = time.perf_counter() - started
         self.last = {**info, "llm_s": llm_s, "memory_s": total_s - llm_s - info.get("summary_s", 0.0)}
@@ -259,8 +249,12 @@ class BoundedMemory(MemoryBase):
         merged, minfo, left_out = self._merge_pending({**session, **fields}, max_chunks)
         return {**fields, **merged}, {**info, **minfo}, left_out
 
-    def commit_exchange(self, session: dict, exchange: list[dict], base: int, *, remember: bool = True) -> tuple[dict, dict]:
+    def commit_exchange(self, session: dict, exchange: list[dict], base: int, *, remember: bool = True,
+                        max_chunks: int | None = 1) -> tuple[dict, dict]:
         """Save the exchange with the version guard; the summary merge runs once, before the retry loop.
+
+        A turn folds at most `max_chunks` bounded summary calls (1); an import passes None: as many calls as it
+        takes for everything that left the window (each within the pending bound).
 
         On a conflict the exchange is placed on the reloaded session (no model call) and the merge result
         is re-applied if that session still has the same summary and the merged turns pending; otherwise
@@ -269,9 +263,10 @@ class BoundedMemory(MemoryBase):
         """
         fields, info = self._place(session, exchange, base)
         read = {**session, **fields}
-        merged, minfo, left_out = self._merge_pending(read)
+        merged, minfo, left_out = self._merge_pending(read, max_chunks)
         info.update(minfo)
         handled = {m.get("seq") for m in read["pending"]} - {m.get("seq") for m in merged.get("pending", [])}
+        turns = list(dict.fromkeys(m["turn"] for m in exchange if m.get("turn")))
         for attempt in range(self.MAX_SAVE_ATTEMPTS):
             if attempt:
                 self.stats["conflicts"] += 1
@@ -283,8 +278,14 @@ class BoundedMemory(MemoryBase):
                     if merged is None:
                         merged, left_out = {}, []
                         info["summary_error"] = info["summary_error"] or "summary not applied: the session changed"
-            saved = self.store.save_session(self.user_id, self.session_id, session["version"], {**fields, **merged})
+            # Crash safety: the save records this exchange's turn ids in `commits`, so its entries are committed
+            # the moment it lands; the ids a previous save recorded are confirmed in the logs first, then dropped.
+            confirm_turns(self.store, self.user_id, self.session_id,
+                          [t for t in session.get("commits") or [] if t not in turns])
+            saved = self.store.save_session(self.user_id, self.session_id, session["version"],
+                                            {**fields, **merged, "commits": turns})
             if saved is not None:
+                confirm_turns(self.store, self.user_id, self.session_id, turns)
                 info["conflicts"] = attempt
                 self._mark_unsummarised(left_out)
                 saved = {**self._fresh(), **saved}
@@ -294,6 +295,10 @@ class BoundedMemory(MemoryBase):
         self.stats["conflicts"] += 1
         raise SessionConflict(f"session {self.session_id!r} changed {self.MAX_SAVE_ATTEMPTS} times while saving; "
                               "the exchange is kept in the logs: run --rebuild")
+
+    def settle_interrupted(self) -> dict:
+        """On start: settle what a killed process left 'pending' (helpers.memory.fold.settle_interrupted)."""
+        return settle_interrupted(self.store, self.user_id, self.session_id)
 
     def _mark_unsummarised(self, seqs: list[int]) -> None:
         """Log entries left out of the summary: kept, flagged for --rebuild."""
@@ -348,6 +353,7 @@ class BoundedMemory(MemoryBase):
         pending bound); if another writer commits meanwhile, only the exchanges it committed are folded on
         top and the save is retried, so nothing committed is lost or counted twice.
         """
+        self.settle_interrupted()
         session = self.load()
         included: set[int] = set()
         work = {**self._fresh(), "version": session["version"]}

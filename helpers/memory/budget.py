@@ -24,9 +24,10 @@ __all__ = ["BudgetPolicy", "Split", "memory_share", "window_suffix", "plan"]
 class BudgetPolicy:
     """The knobs of the allocation; chosen on the tuning half of `python -m helpers.bench longmem`."""
 
-    strong_share: float = 0.9       # memories' share of the rest when the evidence is strong (tuned)
+    strong_share: float = 1.0       # memories' share of the rest when the evidence is strong (tuned on real
+    #                                 conversations, `bench longmem --data`, tuning part: 0.9 → 1.0, +0.8 points)
     weak_share: float = 0.25        # ... when it is weak and the history fits the window
-    long_share: float = 0.75        # ... when it is weak but the history is long (tuned on the tuning half)
+    long_share: float = 1.0         # ... when it is weak but the history is long (tuned likewise: 0.75 → 1.0)
     strong_similarity: float = 0.45  # cosine of the best hit that counts as strong evidence
 
     def __post_init__(self):
@@ -101,7 +102,12 @@ def plan(window: list[dict], summary_tokens: int, hits: list, budget: int, *, se
     long_history = sum(_key(h) not in stored for h in candidates) >= max(1, len(window))
     share, split.evidence = memory_share(policy, best_sim, lexical, long_history) if candidates else (0.0, "none")
     split.memory_cap = int(rest * share)
-    first = pack(candidates, split.memory_cap)
+    def fit(packed: list, tokens: int) -> list:  # the block as sent (with its separator) within `tokens`
+        while packed and block_tokens(packed) > tokens:
+            packed = packed[:-1]  # the least valuable (packers return the best first, additions last)
+        return packed
+
+    first = fit(pack(candidates, split.memory_cap), split.memory_cap)
     used = block_tokens(first) if first else 0
     sent = window_suffix(window, budget - used, framing)
     sent_tokens = _cost(sent, framing)
@@ -114,6 +120,7 @@ def plan(window: list[dict], summary_tokens: int, hits: list, budget: int, *, se
     packed = pack(candidates, room)
     if expand is not None and packed:
         packed = expand(packed, room, sent_keys)
+    packed = fit(packed, room)
     split.window, split.window_messages = sent_tokens, len(sent)
     split.summary, split.memories = summary_used, block_tokens(packed) if packed else 0
     return sent, split.summary_sent, packed, split

@@ -5,6 +5,7 @@ from __future__ import annotations
 import anthropic
 
 from helpers.db.store import short_reason
+from helpers.llm import LiveCallLimit
 
 __all__ = ["EmptyMessageError", "TurnError", "SessionConflict", "explain", "explain_store"]
 
@@ -36,8 +37,13 @@ def explain(err: anthropic.APIError) -> str:
         return "the model did not answer in time (after retries); your message is saved — try again."
     if isinstance(err, anthropic.APIConnectionError):
         return "could not reach the model (after retries); your message is saved — check the network and try again."
+    if isinstance(err, LiveCallLimit):
+        return f"{message} Your message is saved."
     if isinstance(err, anthropic.RateLimitError):
-        return "rate limited by the API (after retries); your message is saved — wait a moment and try again."
+        return ("rate limited by the API (after retries; a class sharing one key shares its per-minute limit); your "
+                "message is saved — wait a moment and try again.")
+    if isinstance(err, anthropic.APIStatusError) and err.status_code == 529:
+        return "the API is overloaded (HTTP 529, after retries); your message is saved — wait a moment and try again."
     if isinstance(err, anthropic.APIStatusError):
         return f"the model call failed with HTTP {err.status_code} (after retries); your message is saved — try again."
     return f"the model call failed: {err.__class__.__name__}; your message is saved — try again."

@@ -2,12 +2,62 @@
 
 from __future__ import annotations
 
+import uuid
+from pathlib import Path
 from typing import Callable, Iterable
 
 from helpers.conversation import starts_exchange, text_of
 from helpers.memory.pending import FoldOutcome
 
-__all__ = ["summary_fields", "rebase", "committed_exchanges"]
+__all__ = ["session_id_from_file", "summary_fields", "rebase", "committed_exchanges", "new_turn_id", "confirm_turns",
+           "held_seqs", "committed_turns", "settle_interrupted"]
+
+
+def session_id_from_file(path: str | Path) -> str:
+    """The session id kept in a `.session_id` file; a missing file gets a new id written to it.
+
+    Deleting the file therefore starts a new conversation without touching the database.
+    """
+    path = Path(path)
+    if path.exists():
+        value = path.read_text(encoding="utf-8").strip()
+        if value:
+            return value
+    value = uuid.uuid4().hex
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(value + "\n", encoding="utf-8")
+    return value
+
+
+def new_turn_id() -> str:
+    """The id every log entry of one exchange carries (`turn`): settling, rebuild and checks go by it, never by text."""
+    return uuid.uuid4().hex[:16]
+
+
+def held_seqs(session: dict | None) -> set:
+    """Seqs the session holds in its window and pending list."""
+    session = session or {}
+    return {m.get("seq") for m in [*(session.get("window") or []), *(session.get("pending") or [])]}
+
+
+def committed_turns(session: dict | None) -> set:
+    """Turn ids the session has committed (the save is the commit point): the ones listed in `commits` (saved,
+    their log entries perhaps not yet marked 'ok') and those of the messages it holds."""
+    session = session or {}
+    held = [m.get("turn") for m in [*(session.get("window") or []), *(session.get("pending") or [])]]
+    return {t for t in [*(session.get("commits") or []), *held] if t}
+
+
+def confirm_turns(store, user_id: str, session_id: str, turns) -> int:
+    """Mark every log entry of the committed `turns` 'ok' (also one a settler marked 'unanswered' while the turn
+    was still in flight: the session save decides, not the settler). Idempotent; returns how many matched."""
+    turns = [t for t in turns if t]
+    if not turns:
+        return 0
+    result = store.logs.update_many({"user_id": user_id, "session_id": session_id, "turn": {"$in": turns},
+                                     "status": {"$in": ["pending", "unanswered"]}},
+                                    {"$set": {"status": "ok", "error": None}})
+    return result.matched_count
 
 
 def summary_fields(session: dict, out: FoldOutcome, known: list[str],
@@ -62,24 +112,51 @@ def rebase(fields: dict, read: dict, current: dict, handled: set) -> dict | None
     return new
 
 
+def settle_interrupted(store, user_id: str, session_id: str) -> dict:
+    """On start: entries a dead process left 'pending'. Those of a turn the session committed become 'ok'; the
+    others (the process died before its save) become 'unanswered'. Returns the counts."""
+    session = store.load_session(user_id, session_id)
+    turns, held = committed_turns(session), held_seqs(session)
+    ok = confirm_turns(store, user_id, session_id, turns)
+    ok += store.set_log_status(user_id, session_id, sorted(s for s in held if s is not None), "ok",
+                               only_if_status="pending")
+    stale = [e["seq"] for e in store.logs.find({"user_id": user_id, "session_id": session_id, "status": "pending"},
+                                               {"seq": 1, "turn": 1})
+             if e.get("turn") not in turns and e["seq"] not in held]
+    lost = store.set_log_status(user_id, session_id, stale, "unanswered", only_if_status="pending",
+                                error="interrupted: the process ended before this turn was saved")
+    return {"ok": ok, "unanswered": lost}
+
+
 def committed_exchanges(session: dict, logs: Iterable[dict], skip: set[int],
                         tokens_of: Callable[[str], int]) -> list[dict]:
-    """Committed log messages not in `skip`, grouped into exchanges (replies follow their user turn).
+    """Committed log messages not in `skip`, grouped into exchanges (by turn id; replies follow their user turn).
 
-    Committed = marked "ok" or "unsummarised", or still "pending" but already in the saved session (a
-    crash between the session save, which is the commit point, and the status update).
+    Committed = marked "ok" or "unsummarised", or still "pending"/"unanswered" while the saved session says its
+    turn committed (`committed_turns`: a crash between the session save, which is the commit point, and the
+    status update) or holds it by seq (entries written before turn ids).
     """
     saved = {m.get("seq"): m.get("tokens") for m in [*session.get("window", []), *session.get("pending", [])]}
+    turns = committed_turns(session)
     entries = [e for e in logs if e["seq"] not in skip and (
-        e.get("status") in ("ok", "unsummarised") or (e.get("status") == "pending" and e["seq"] in saved))]
-    exchanges: dict[int, list[dict]] = {}
+        e.get("status") in ("ok", "unsummarised") or (e.get("status") in ("pending", "unanswered") and (
+            e.get("turn") in turns if e.get("turn") else e["seq"] in saved)))]
+    exchanges: dict = {}
+    by_turn: dict = {}
     last: list[dict] | None = None
     for e in entries:
         tokens = saved.get(e["seq"]) or e.get("tokens") or tokens_of(text_of(e))
         message = {"role": e["role"], "content": e["content"], "tokens": tokens, "seq": e["seq"]}
-        target = exchanges.get(e.get("reply_to")) if e["role"] == "assistant" else None
+        if e.get("turn"):
+            message["turn"] = e["turn"]
+        target = by_turn.get(e.get("turn")) if e.get("turn") else None
+        if target is None and e["role"] == "assistant":
+            target = exchanges.get(e.get("reply_to"))
         if target is None and (e["role"] == "user" and starts_exchange(message) or last is None):
             last = exchanges.setdefault(e["seq"], [])
             target = last
-        (target if target is not None else last).append(message)
+        target = target if target is not None else last
+        target.append(message)
+        if e.get("turn"):
+            by_turn.setdefault(e["turn"], target)
     return [m for key in sorted(exchanges) for m in exchanges[key]]

@@ -4,19 +4,33 @@ One JSON object per line: `{"role": "user"|"assistant", "content": ..., "ts": "2
 `ts` (ISO 8601, or a plain date such as "8 May, 2023") and `speaker` (a name) are optional. A line
 `(conversation on DATE)` — bare, or as the `content` of a JSON line — starts a new conversation on that
 date: the turns after it carry that date until the next marker or an explicit `ts`.
+
+An imported turn is checked like a typed one (`check_turn`): text, or the Messages API's documented content
+blocks with their documented keys; no `$`-prefixed or dotted key, no NUL, valid Unicode, within the size limits;
+the transcript opens with a user turn. A file is checked whole before anything is written.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Iterable
+from typing import Any, Iterable
 
 from dateutil import parser as _dateparser  # python-dateutil, pinned in requirements.txt
 
-__all__ = ["Turn", "parse_when", "read_transcript", "read_transcript_file", "number_conversations", "MARKER"]
+from helpers.memory.errors import EmptyMessageError
+from helpers.memory.history import MAX_USER_CHARS, check_user_text
+
+__all__ = ["Turn", "parse_when", "read_transcript", "read_transcript_file", "number_conversations", "MARKER",
+           "check_turn", "check_turns", "MAX_LINE_CHARS", "MAX_IMPORT_BYTES", "MAX_IMPORT_TURNS"]
+
+MAX_LINE_CHARS = 1_000_000       # one transcript line (a turn with an image block fits; a 20 MB line does not)
+MAX_IMPORT_BYTES = 20_000_000    # one transcript file
+MAX_IMPORT_TURNS = 100_000       # turns in one import
+MAX_SPEAKER_CHARS = 200
 
 MARKER = re.compile(r"^\s*\(?\s*conversation\s+on\s+(?P<date>[^()]+?)\s*\)?\s*$", re.I)
 
@@ -53,8 +67,15 @@ def parse_when(value: str) -> datetime:
 def read_transcript(lines: Iterable[str], name: str = "<transcript>") -> list[Turn]:
     """Parse transcript lines into turns; raises ValueError naming the line that is wrong (nothing half-read)."""
     turns: list[Turn] = []
-    conversation, date = -1, None
+    conversation, date, total = -1, None, 0
     for n, line in enumerate(lines, 1):
+        total += len(line)
+        if len(line) > MAX_LINE_CHARS:
+            raise ValueError(f"{name}:{n}: line too long ({len(line):,}+ characters > {MAX_LINE_CHARS:,}); "
+                             "split the turn or leave the attachment out")
+        if total > MAX_IMPORT_BYTES:
+            raise ValueError(f"{name}:{n}: transcript too large (over {MAX_IMPORT_BYTES:,} characters); "
+                             "import it in parts")
         if not line.strip():
             continue
         marker = MARKER.match(line)
@@ -88,6 +109,12 @@ def read_transcript(lines: Iterable[str], name: str = "<transcript>") -> list[Tu
         speaker = item.get("speaker")
         turns.append(Turn(item["role"], item["content"], ts, max(conversation, 0),
                           speaker if isinstance(speaker, str) and speaker.strip() else None))
+        try:
+            check_turn(turns[-1], first=len(turns) == 1)
+        except ValueError as err:
+            raise ValueError(f"{name}:{n}: {err}") from None
+    if len(turns) > MAX_IMPORT_TURNS:
+        raise ValueError(f"{name}: {len(turns):,} turns > {MAX_IMPORT_TURNS:,}; import it in parts")
     if conversation < 0:  # no marker: a new day starts a new conversation
         number_conversations(turns)
     return turns
@@ -106,6 +133,140 @@ def number_conversations(turns: list[Turn]) -> None:
 
 
 def read_transcript_file(path: str) -> list[Turn]:
-    """`read_transcript` over a UTF-8 file."""
-    with open(path, encoding="utf-8") as handle:
-        return read_transcript(handle, path)
+    """`read_transcript` over a UTF-8 file, read line by line within MAX_LINE_CHARS (a huge line is refused
+    before it is held in memory)."""
+    def lines(handle):
+        while line := handle.readline(MAX_LINE_CHARS + 1):
+            yield line
+
+    try:
+        with open(path, encoding="utf-8", errors="strict") as handle:
+            return read_transcript(lines(handle), path)
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path}: not UTF-8 text (byte {err.start}); save the transcript as UTF-8") from None
+
+
+# -- an imported turn is checked like a typed one ------------------------------------------------------------------
+_BLOCK_KEYS = {
+    "text": {"type", "text", "cache_control", "citations"},
+    "image": {"type", "source", "cache_control"},
+    "document": {"type", "source", "title", "context", "citations", "cache_control"},
+    "tool_use": {"type", "id", "name", "input", "cache_control"},
+    "tool_result": {"type", "tool_use_id", "content", "is_error", "cache_control"},
+}
+_MAGIC = {"image/png": (b"\x89PNG\r\n\x1a\n",), "image/jpeg": (b"\xff\xd8\xff",), "image/gif": (b"GIF87a", b"GIF89a"),
+          "image/webp": (b"RIFF",), "application/pdf": (b"%PDF-",)}
+
+
+def _check_value(where: str, value: Any) -> int:
+    """Raise on a `$`/dotted key, a NUL or invalid Unicode anywhere inside `value`; returns its text length."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise ValueError(f"{where}: contains a NUL byte; remove control characters")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError(f"{where}: not valid Unicode text (a lone surrogate); save the transcript as UTF-8") from None
+        return len(value)
+    if isinstance(value, dict):
+        size = 0
+        for key, inner in value.items():
+            if not isinstance(key, str) or key.startswith("$") or "." in key:
+                raise ValueError(f"{where}: key {key!r} is not allowed (no '$'-prefixed or dotted keys)")
+            size += _check_value(f"{where}.{key}", inner)
+        return size
+    if isinstance(value, list):
+        return sum(_check_value(f"{where}[{i}]", inner) for i, inner in enumerate(value))
+    if value is None or isinstance(value, (bool, int, float)):
+        return 0
+    raise ValueError(f"{where}: unexpected {type(value).__name__}")
+
+
+def _check_source(where: str, kind: str, source: Any) -> None:
+    """An image/document source as the API documents it: base64 data of its media type, a URL, or plain text."""
+    if not isinstance(source, dict):
+        raise ValueError(f"{where}: {kind} needs a 'source' object")
+    media = source.get("media_type")
+    if source.get("type") == "url" and set(source) == {"type", "url"} and isinstance(source["url"], str) \
+            and source["url"].startswith("https://"):
+        return
+    if kind == "document" and source.get("type") == "text" and media == "text/plain" \
+            and isinstance(source.get("data"), str) and set(source) == {"type", "media_type", "data"}:
+        return
+    allowed = ("image/png", "image/jpeg", "image/gif", "image/webp") if kind == "image" else ("application/pdf",)
+    if source.get("type") != "base64" or media not in allowed or set(source) != {"type", "media_type", "data"}:
+        raise ValueError(f"{where}: {kind} source must be base64 ({', '.join(allowed)}) or an https url")
+    try:
+        data = base64.b64decode(source.get("data") or "", validate=True)
+    except (ValueError, TypeError):
+        raise ValueError(f"{where}: {kind} data is not base64") from None
+    if not data.startswith(_MAGIC[media]) or (media == "image/webp" and data[8:12] != b"WEBP"):
+        raise ValueError(f"{where}: {kind} data is not a {media} file")
+
+
+def _check_blocks(where: str, role: str, blocks: list) -> None:
+    if not blocks:
+        raise ValueError(f"{where}: content is an empty list")
+    for j, block in enumerate(blocks):
+        here = f"{where}[{j}]"
+        if not isinstance(block, dict) or block.get("type") not in _BLOCK_KEYS:
+            raise ValueError(f"{here}: a content block must be one of the API's types ({', '.join(_BLOCK_KEYS)})")
+        extra = set(block) - _BLOCK_KEYS[block["type"]]
+        if extra:
+            raise ValueError(f"{here}: unknown key(s) {', '.join(sorted(map(str, extra)))} in a {block['type']} block")
+        kind = block["type"]
+        if kind == "text" and (not isinstance(block.get("text"), str) or not block["text"].strip()):
+            raise ValueError(f"{here}: a text block needs non-blank 'text'")
+        if kind in ("image", "document"):
+            _check_source(here, kind, block.get("source"))
+        if kind == "tool_use" and (role != "assistant" or not isinstance(block.get("input", {}), dict)):
+            raise ValueError(f"{here}: tool_use belongs in an assistant turn, with an object 'input'")
+        if kind == "tool_result":
+            if role != "user":
+                raise ValueError(f"{here}: tool_result belongs in a user turn")
+            inner = block.get("content")
+            if isinstance(inner, list):
+                _check_blocks(f"{here}.content", role, inner)
+            elif inner is not None and not isinstance(inner, str):
+                raise ValueError(f"{here}: tool_result content must be text or blocks")
+
+
+def check_turn(turn: Turn, *, first: bool = False) -> None:
+    """Raise ValueError unless `turn` is what a typed turn may be (see the module docstring); `first`: the
+    transcript's first turn, which must be the user's (a window never starts with an assistant message)."""
+    if turn.role not in ("user", "assistant"):
+        raise ValueError(f"role must be 'user' or 'assistant', got {turn.role!r}")
+    if first and turn.role != "user":
+        raise ValueError("the transcript starts with an assistant turn; it must open with the user's turn "
+                         "(the Messages API needs the window to start with a user message)")
+    if isinstance(turn.content, str):
+        try:
+            check_user_text(turn.content)
+        except EmptyMessageError as err:
+            raise ValueError(f"content: {err}") from None
+    elif isinstance(turn.content, list):
+        _check_blocks("content", turn.role, turn.content)
+        size = _check_value("content", turn.content)
+        if size > MAX_USER_CHARS:
+            raise ValueError(f"content too long ({size:,} characters > {MAX_USER_CHARS:,})")
+    else:
+        raise ValueError(f"content must be text or a list of content blocks, got {type(turn.content).__name__}")
+    if turn.speaker is not None:
+        if not isinstance(turn.speaker, str) or len(turn.speaker) > MAX_SPEAKER_CHARS:
+            raise ValueError(f"speaker must be a name of at most {MAX_SPEAKER_CHARS} characters")
+        _check_value("speaker", turn.speaker)
+
+
+def check_turns(turns: list[Turn]) -> None:
+    """`check_turn` over a whole transcript (before anything is written); the error names the turn."""
+    if len(turns) > MAX_IMPORT_TURNS:
+        raise ValueError(f"{len(turns):,} turns > {MAX_IMPORT_TURNS:,}; import them in parts")
+    total = 0
+    for i, turn in enumerate(turns):
+        try:
+            check_turn(turn, first=i == 0)
+        except ValueError as err:
+            raise ValueError(f"turns[{i}]: {err}") from None
+        total += len(turn.content) if isinstance(turn.content, str) else 0
+        if total > MAX_IMPORT_BYTES:
+            raise ValueError(f"transcript too large (over {MAX_IMPORT_BYTES:,} characters); import it in parts")

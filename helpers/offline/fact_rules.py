@@ -19,7 +19,8 @@ from helpers.offline.language import content_stems, related, sentences, stem, wo
 from helpers.offline.person import first_person, resolve_pronouns, second_to_third, strip_discourse, to_third
 from helpers.offline.reader import is_question, split_clauses
 
-__all__ = ["facts_from_turns", "facts_from_text", "clash", "same_fact", "parse_turn_lines", "fact_parts"]
+__all__ = ["facts_from_turns", "facts_from_text", "clash", "same_fact", "parse_turn_lines", "fact_parts", "request_of",
+           "repeats"]
 
 _IMPERATIVE = set("tell give show find help let please recommend suggest remind list plan book make send check can "
                   "could would will do does did is are any what where when which who how why keep note remember "
@@ -86,21 +87,49 @@ def _finish(text: str) -> str:
     return text.rstrip("!") if text.endswith("!") else text
 
 
+# A standing request to the assistant ("Please don't suggest anything with meat or fish"): kept as a request the
+# user made, never as a fact about the user.
+_REQUEST = re.compile(r"(?i)^(?:please\s+)?(?:(?P<neg>don't|do not|never|please don't)\s+|(?P<always>always)\s+)"
+                      r"(?P<verb>[a-z]+)\b(?P<rest>.*)$")
+
+
+def request_of(clause: str) -> str | None:
+    """"Please don't suggest meat" → "The user asked the assistant not to suggest meat."; else None."""
+    m = _REQUEST.match(strip_discourse(clause).strip())
+    if not m or m["verb"].lower() in ("know", "worry", "forget") or len(words(m["rest"])) < 1:
+        return None
+    action = second_to_third(f"{m['verb']}{m['rest']}")
+    action = to_third(action[:1].lower() + action[1:])
+    action = action[:1].lower() + action[1:]
+    return _finish(f"The user asked the assistant {'not to' if m['neg'] else 'to always'} {action}")
+
+
+def _pieces(clause: str) -> list[str]:
+    """A clause with a request beside a statement ("Don't suggest meat, I'm vegetarian") in its two pieces."""
+    parts = [p.strip() for p in re.split(r",\s*(?:so\s+|and\s+|because\s+)?|;\s*", clause) if p.strip()]
+    return parts if len(parts) > 1 and any(request_of(p) for p in parts) else [clause]
+
+
 def facts_from_text(text: str, role: str = "user", other_side: bool = False) -> list[str]:
     """Third-person fact sentences stated in one turn's text (`other_side`: also the assistant's
     recommendations to the user and plans agreed with them)."""
     out: list[str] = []
     kept = [s for s in sentences(text) if not is_question(s)]
     for sentence in resolve_pronouns(kept):
-        for clause in split_clauses(sentence):
-            clause = strip_discourse(clause)
-            if role == "user":
-                if _stated(clause):
-                    out.append(_finish(to_third(clause)))
-            elif _ASSISTANT_SUBJECT.match(clause) and not re.search(r"\b(?:if|can|could|might|maybe|perhaps)\b", clause):
-                out.append(_finish(second_to_third(clause)))
-            elif other_side and _other_side(clause):
-                out.append(_other_side(clause))
+        for whole in split_clauses(sentence):
+            for clause in (_pieces(strip_discourse(whole)) if role == "user" else [whole]):
+                clause = strip_discourse(clause)
+                if role == "user":
+                    request = request_of(clause)
+                    if request:
+                        out.append(request)
+                    elif _stated(clause):
+                        out.append(_finish(to_third(clause)))
+                elif _ASSISTANT_SUBJECT.match(clause) and not re.search(r"\b(?:if|can|could|might|maybe|perhaps)\b",
+                                                                         clause):
+                    out.append(_finish(second_to_third(clause)))
+                elif other_side and _other_side(clause):
+                    out.append(_other_side(clause))
     return out
 
 
@@ -110,7 +139,10 @@ def facts_from_turns(turns: list[tuple[str, str]]) -> list[str]:
     user = [f for role, text in turns if role == "user" for f in facts_from_text(text, "user")]
     assistant = [f for role, text in turns if role == "assistant" for f in facts_from_text(text, "assistant", True)]
     out = list(dict.fromkeys(user))
+    said = set().union(*(content_stems(f) for f in user))
     for fact in assistant:
+        if set(content_stems(fact)) <= said:
+            continue  # the reply only says back what the user said ("Your name is Maya and your favorite ...")
         if not any(same_fact(fact, have) or set(content_stems(fact)) <= set(content_stems(have)) for have in out):
             out.append(fact)
     return out
@@ -161,6 +193,13 @@ def same_fact(a: str, b: str) -> bool:
 
     matched = sum(hit(s, sb) for s in sa) + sum(hit(s, sa) for s in sb)
     return matched / (len(sa) + len(sb)) >= 0.8
+
+
+def repeats(fact: str, kept: list[str]) -> bool:
+    """`fact` says nothing `kept` does not: the same fact, or clauses joined by "and" that each are ("The user's name
+    is Maya and the user's favorite color is teal" beside both of them)."""
+    parts = [p for p in re.split(r"(?i),?\s+and\s+(?=the user\b)|;\s*", fact.rstrip(".")) if p.strip()]
+    return all(any(same_fact(_finish(part), have) for have in kept) for part in parts)
 
 
 def clash(new: str, old: str) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+from collections import Counter
 from typing import Callable
 
 import httpx2
@@ -217,10 +218,12 @@ class OfflineModel:
 class OfflineTransport(httpx2.BaseTransport):
     """An httpx2 transport that answers Messages API requests with an `OfflineModel`."""
 
-    def __init__(self, model: OfflineModel | None = None, faults: FaultPlan | str | None = None):
+    def __init__(self, model: OfflineModel | None = None, faults: FaultPlan | str | None = None,
+                 usage: Counter | None = None):
         self.model = model or OfflineModel()
         self.faults = faults if isinstance(faults, FaultPlan) else FaultPlan.parse(faults)
         self.requests: list[tuple[str, dict]] = []  # (path, body) of every request seen, for tests
+        self.usage = Counter() if usage is None else usage  # calls and tokens answered (may be shared by clients)
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         path = request.url.path
@@ -231,6 +234,7 @@ class OfflineTransport(httpx2.BaseTransport):
         self.requests.append((path, body))
         try:
             if path.endswith("/v1/messages/count_tokens"):
+                self.usage["count_tokens"] += 1
                 return httpx2.Response(200, json={"input_tokens": self.model.count_tokens(body)})
             if path.endswith("/v1/messages"):
                 fault = self.faults.next()
@@ -242,7 +246,9 @@ class OfflineTransport(httpx2.BaseTransport):
                     status, kind, message = FAULTS[fault]
                     headers = {"retry-after-ms": str(self.faults.retry_after_ms)}
                     raise OfflineAPIError(status, kind, message, headers)
-                return httpx2.Response(200, json=self.model.create(body))
+                reply = self.model.create(body)
+                self.usage.update(calls=1, **{k: v for k, v in reply["usage"].items() if isinstance(v, int)})
+                return httpx2.Response(200, json=reply)
             raise OfflineAPIError(404, "not_found_error", f"the offline model does not serve {path}")
         except OfflineAPIError as err:
             return err.response()

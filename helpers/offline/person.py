@@ -136,6 +136,8 @@ def second_to_third(text: str) -> str:
     """The assistant's "your flight is at 9" / "you're booked" → "the user's flight is at 9" / "the user is booked"."""
     out = re.sub(r"\byou're\b", "you are", text, flags=re.I)
     out = re.sub(r"\byou've\b", "you have", out, flags=re.I)
+    out = re.sub(r"\byou'll\b", "you will", out, flags=re.I)
+    out = re.sub(r"\byou'd\b", "you would", out, flags=re.I)
     out = re.sub(r"\byour\b", "the user's", out, flags=re.I)
     out = re.sub(r"\byou(\s+(?:(?:" + "|".join(_ADVERBS) + r")\s+)*)(\w+(?:'t)?)\b",
                  lambda m: f"the user{m.group(1)}{_conjugate(m.group(2))}", out, flags=re.I)
@@ -166,6 +168,12 @@ def mentions(text: str) -> list[tuple[str, str | None]]:
 _PRONOUN = re.compile(r"\b(she|he|her|his|him)\b", re.I)
 
 
+# words that follow "her" as an object ("visit her next month"), not as a possessive ("her birthday")
+_AFTER_AN_OBJECT = re.compile(r"(?:and|or|but|so|if|when|while|because|to|at|in|on|a|an|the|for|with|about|up|out|"
+                              r"from|by|again|soon|later|too|next|last|this|that|every|once|twice|back|over|off|"
+                              r"tomorrow|tonight|today|yesterday|before|after|around|there|here)\b", re.I)
+
+
 def resolve_pronouns(sentences_in_order: list[str]) -> list[str]:
     """Replace he/she/him/her/his by the last named person ("my sister Priya ... she" → "my sister Priya")."""
     last: str | None = None
@@ -183,7 +191,7 @@ def resolve_pronouns(sentences_in_order: list[str]) -> list[str]:
                 word = m.group(1).lower()
                 after = sentence[m.end():].lstrip()
                 possessive = word == "his" or (word == "her" and re.match(r"[a-z]", after) is not None
-                                              and not re.match(r"(?:and|to|at|in|on|a|the|for|with|about|up|out)\b", after))
+                                              and not _AFTER_AN_OBJECT.match(after))
                 resolved.append(found + "'s" if possessive else found)
             pos = m.end()
         resolved.append(sentence[pos:])

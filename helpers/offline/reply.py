@@ -1,16 +1,18 @@
-"""Plumbing: the offline model's chat reply: answer questions from the request, acknowledge statements, else a tip."""
+"""Plumbing: the offline model's chat reply: answer questions from the request, acknowledge statements, and say
+what it is (the offline stand-in, knowing only the request) when asked about the world."""
 
 from __future__ import annotations
 
 import hashlib
 import re
 
-from helpers.offline.language import sentences, words
+from helpers.offline.fact_rules import request_of
+from helpers.offline.language import PERSON_STEMS, sentences, stem, words
 from helpers.offline.person import first_person, resolve_pronouns, strip_discourse, to_second
 from helpers.offline.question import question_parts
 from helpers.offline.reader import answer, is_question, read_question, render_second, statements_of
 
-__all__ = ["chat_reply", "persona", "topic", "stable_choice", "DONT_KNOW"]
+__all__ = ["chat_reply", "persona", "topic", "stable_choice", "stand_in_note", "DONT_KNOW"]
 
 DONT_KNOW = "I don't know that: you haven't told me in this conversation."
 
@@ -22,22 +24,6 @@ _TOPIC_STOP = set(
     "get got like want need know think let lets let's ok okay hi hello hey thanks thank today tomorrow "
     "going go good great nice new best way things thing something anything near around into over "
     "recommend suggest suggestions ideas idea any".split())
-
-_SUGGESTIONS = [
-    "start early, before the crowds, and keep the plan loose enough for one surprise stop",
-    "pick one neighbourhood per day so you spend your time there rather than in traffic",
-    "check opening hours the day before, since many small places close one weekday",
-    "pair it with something nearby on foot, which is the easiest way to see more with less effort",
-    "book ahead if it is a weekend, and have a second option in mind in case it is full",
-    "go at golden hour if you can; the light and the temperature are both at their best",
-]
-_CLOSINGS = [
-    "Want a short list of specific places?",
-    "Tell me what you enjoy and I can narrow it down.",
-    "I can sketch a simple plan for the day if that helps.",
-    "Shall I suggest a time of day that works best?",
-]
-
 
 def stable_choice(seed: str, options: list[str]) -> str:
     """A deterministic pick from `options` by a hash of `seed`."""
@@ -66,16 +52,30 @@ def persona(system: str) -> tuple[str | None, str]:
     return None, (m.group("role").strip() if m else "assistant")
 
 
-def _tip(system: str, text: str) -> str:
+def stand_in_note(system: str) -> str:
+    """The one sentence for a question about the world: what this stand-in is and what it knows. A real model
+    would answer from what it learned; this one only reads the request, and says so instead of inventing advice."""
     name, role = persona(system)
-    where = ""
     m = re.search(r"\b(?:to|in|of|around) ((?:[A-Z][a-z]+ ?){1,3})", role)
-    if m:
-        where = f" in {m.group(1).strip()}"
-    opener = f"{name} here. " if name else ""
-    # general advice only: the question's own words are never glued into it
-    return (f"{opener}A general tip{where}: {stable_choice(text, _SUGGESTIONS)}. "
-            f"{stable_choice(text[::-1], _CLOSINGS)}")
+    world = f"{m.group(1).strip()} itself" if m else "the world outside them"
+    who = f"{name} here, played by the offline stand-in model" if name else "I'm the offline stand-in model"
+    return f"{who}: I only know what this conversation and its memories hold, not {world}."
+
+
+_ABOUT_THE_CONVERSATION = re.compile(r"\b(?:i|me|my|mine|we|us|our|ours|i'm|i've|we're|we've)\b|"
+                                     r"\b(?!(?:what|where|who|when|how|why|which|that|it|there|here|let)'s)\w+'s\b", re.I)
+
+
+def _about_the_conversation(q, pool: list) -> bool:
+    """Does the question ask about the user, their people or their things (which only the conversation can hold),
+    or about something the user spoke of ("the hotel safe" after "the safe in our hotel room"), rather than about
+    the world ("How do people get from LAX to Santa Monica?")?"""
+    if _ABOUT_THE_CONVERSATION.search(q.text.replace("\u2019", "'")):
+        return True
+    if any(stem(w) in PERSON_STEMS for w in words(q.text)):
+        return True
+    spoken = set().union(*(st.stems for st in pool if st.person in ("first", "third")))
+    return bool((set(q.objects) | set(q.heads) | set(q.focus) | set(q.stems)) & spoken)
 
 
 def _shorten(text: str, limit: int = 40) -> str:
@@ -84,18 +84,18 @@ def _shorten(text: str, limit: int = 40) -> str:
 
 
 def _answer_part(system: str, question: str, pool: list) -> tuple[str, bool]:
-    """One question answered from `pool`: (reply, answered)."""
+    """One question answered from `pool`: (reply, False if it is a memory question nothing answers). Advice or a question about the world gets what the
+    request holds that bears on it, then the stand-in's note: never made-up advice that reads like a real answer."""
     q = read_question(question)
     found = answer(q, pool)
     if found is not None:
         said = render_second(found)
         if q.advice and not q.personal:
-            return (f"Keeping in mind what you told me ({said.rstrip('.')[:1].lower()}{said.rstrip('.')[1:]}): "
-                    f"{stable_choice(question, _SUGGESTIONS)}.", True)
+            return f"{said} {stand_in_note(system)}", True
         return said, True
-    if q.personal and not q.advice:
-        return DONT_KNOW, False
-    return _tip(system, question), True
+    if q.personal and not q.advice and _about_the_conversation(q, pool):
+        return DONT_KNOW, False  # a memory question nothing in the request answers
+    return stand_in_note(system), True  # a question about the world: say what this stand-in is
 
 
 def _answer_question(system: str, question: str, pool: list) -> str:
@@ -136,7 +136,8 @@ def chat_reply(system: str, messages: list[tuple[str, str]]) -> str:
     said_now = [s for s in sentences(last) if not is_question(s)]
     asked = [s for s in sentences(last) if is_question(s)]
     parts: list[str] = []
-    told = [strip_discourse(s) for s in said_now if first_person(s) and len(words(s)) > 2]
+    told = [strip_discourse(s) for s in said_now if first_person(s) and len(words(s)) > 2 and not request_of(s)]
+    requested = [s for s in said_now if request_of(s)]
     if told:
         ack = " ".join(_shorten(to_second(t)).rstrip(".!") + "." for t in told[:2])
         parts.append(f"Thanks for telling me. {ack[:1].upper()}{ack[1:]}" if not asked else "")
@@ -145,10 +146,10 @@ def chat_reply(system: str, messages: list[tuple[str, str]]) -> str:
     parts = [p for p in parts if p]
     if not parts:
         name, _ = persona(system)
-        if told:
+        if told or requested:
             parts.append(f"{name} will keep that in mind." if name else "I'll keep that in mind.")
         else:
-            parts.append(_tip(system, last))
+            parts.append(stand_in_note(system))
     elif told and not asked:
         name, _ = persona(system)
         if name:

@@ -11,7 +11,7 @@ import re
 from typing import Callable
 
 from helpers import prompts
-from helpers.offline.fact_rules import clash, facts_from_turns, parse_turn_lines, same_fact
+from helpers.offline.fact_rules import clash, facts_from_turns, parse_turn_lines, repeats, same_fact
 from helpers.offline.language import content_stems, proper_names, sentences, words
 
 __all__ = ["TASKS", "summarise", "extract", "reconcile", "section"]
@@ -39,7 +39,7 @@ def summarise(last_user_text: str, max_tokens: int, count: Callable[[str], int])
     new = facts_from_turns(parse_turn_lines(section(last_user_text, "new_turns")))
     kept: list[str] = []
     for fact in old + new + must:
-        if any(same_fact(fact, have) for have in kept):
+        if repeats(fact, kept):
             continue
         kept = [have for have in kept if not clash(fact, have)]
         kept.append(fact)

@@ -254,7 +254,7 @@ class MemoryIndex:
         todo = [u for u in units if u.seq not in have and u.text.strip()]
         if not todo:
             return []
-        texts = [turn_text(u.role, u.text, u.speaker) for u in todo]
+        texts = [turn_text(u.role, u.text, u.speaker, u.when) for u in todo]
         vectors = self.embedder.embed(texts)
         docs = [self.new_doc(user_id, "episode", text, vector, {"session_id": session_id, "seq": u.seq},
                              now=u.when or now) for u, text, vector in zip(todo, texts, vectors)]

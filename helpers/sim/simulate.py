@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Protocol, runtime_checkable
 
@@ -160,12 +161,16 @@ SECONDS_PER_TURN = 30.0
 
 def simulation_client(settings: Settings, *, context_window: int | None = None,
                       reply_tokens: int | None = REPLY_TOKENS) -> anthropic.Anthropic:
-    """An offline client for simulations (always offline: long runs against the live API cost real money).
+    """The client for simulations, replays, benchmarks and imports: offline even with a key set (they measure tokens
+    and memory, and hundreds of calls on a shared classroom key cost money and hit rate limits); SIMULATE_LIVE=1
+    sends them to the live API on purpose.
 
-    Its chat replies are padded to `reply_tokens` tokens (default REPLY_TOKENS; None: the reader's own length);
-    its prompt cache runs on a `SimClock` that `simulate` moves SECONDS_PER_TURN per turn."""
+    Offline, its chat replies are padded to `reply_tokens` tokens (default REPLY_TOKENS; None: the reader's own
+    length) and its prompt cache runs on a `SimClock` that `simulate` moves SECONDS_PER_TURN per turn."""
+    if settings.simulate_live and settings.anthropic_api_key:
+        return get_client(settings, role="replay")
     return get_client(settings.with_(anthropic_api_key=None), context_window=context_window or SIMULATION_CONTEXT_WINDOW,
-                      faults="", max_retries=0,  # faults="": GTE_OFFLINE_FAULTS does not apply to simulations
+                      faults="", max_retries=0, role="replay",  # faults="": GTE_OFFLINE_FAULTS does not apply here
                       reply_tokens=reply_tokens, clock=SimClock())  # the prompt cache runs on simulated time
 
 
@@ -321,7 +326,8 @@ def simulate(strategy: Strategy, script: Iterable[str], *, progress: bool = Fals
     ledger = ledger if isinstance(ledger, CostLedger) else None
     label = name or getattr(strategy, "name", None) or getattr(strategy, "stage", None) or type(strategy).__name__
     result = SimulationResult(strategy=label, model=model, reply_tokens=reply_tokens_of(getattr(strategy, "client", None)))
-    bar = tqdm(texts, desc=label, unit="turn", disable=not progress, leave=False)
+    # On stdout and left in place: a bar on stderr that clears itself leaves an empty pink strip in the notebook.
+    bar = tqdm(texts, desc=label, unit="turn", disable=not progress, leave=True, file=sys.stdout)
     clock = _clock_of(strategy)
     try:
         for i, text in enumerate(bar, start=1):

@@ -6,7 +6,6 @@ import argparse
 import io
 import json
 import sys
-from datetime import datetime, timedelta, timezone
 
 from helpers.tools.cli_checks import OneLineParser, UsageError, check_args, positive_int
 from helpers.config import ConfigError, load_settings
@@ -49,6 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
     actions.add_argument("--import", dest="import_file", metavar="FILE.jsonl",
                          help="append a transcript ({role, content[, ts, speaker]} per line; '(conversation on DATE)' lines "
                               "date what follows) without calling the chat model")
+    parser.add_argument("--forget-user", metavar="USER",
+                        help="erase USER everywhere (sessions, logs, memories and facts) in the store, print what "
+                             "was deleted as JSON and exit; other users are untouched")
     return parser
 
 
@@ -109,6 +111,28 @@ def _one_shot(args, memory) -> int | None:
     return 0
 
 
+def _forget(settings, user_id: str) -> int:
+    """--forget-user: erase one user in every collection (helpers.memory.forget), print the counts as JSON."""
+    from helpers.db.store import open_store
+    from helpers.memory.forget import documents_of, forget_user
+
+    try:
+        store = open_store(settings)
+    except StoreError as err:
+        print(f"error: {_one_line(err)}", file=sys.stderr)
+        return 2
+    try:
+        result = forget_user(store, user_id)
+        result["left"] = sum(documents_of(store, user_id).values())
+    except Exception as err:  # noqa: BLE001 - the database failed mid-way: say so; rerunning finishes the job
+        print(f"error: {_one_line(err)} (run --forget-user again to finish)", file=sys.stderr)
+        return 1
+    finally:
+        store.close()
+    print(json.dumps(result, indent=2, ensure_ascii=False))
+    return 0 if result["left"] == 0 else 1
+
+
 def _one_line(err: BaseException) -> str:
     """An error as one short line: its message, with the type named when it is not one of ours."""
     text = " ".join(str(err).split()) or "no details"
@@ -117,13 +141,14 @@ def _one_line(err: BaseException) -> str:
     return f"{type(err).__name__}: {text}"[:300]
 
 
-def _settle(memory, text: str, since: datetime, err: BaseException) -> str:
+def _settle(memory, err: BaseException) -> str:
     """Settle the failed turn's log entries; the advice to print after the error."""
     store = getattr(memory, "store", None)
     if store is None:
         return "(your message was kept; try again)"
     try:
-        settle_failed_turn(store, memory.user_id, memory.session_id, text, since, _one_line(err))
+        settle_failed_turn(store, memory.user_id, memory.session_id, getattr(memory, "turn_id", None),
+                           _one_line(err))
     except Exception:  # noqa: BLE001 - the database is down too: its entries (if any) stay 'pending'
         return "(the database did not answer: once it is back, run --rebuild and try again)"
     return "(your message was kept; try again)"
@@ -137,6 +162,9 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exit_:  # --help (0) or a usage error already printed on one line (2)
         return exit_.code if isinstance(exit_.code, int) else 2
     one_shot = args.show_state or args.show_request is not None or args.rebuild or args.import_file
+    if args.forget_user is not None and (one_shot):
+        print("error: --forget-user runs alone (no --show-state/--show-request/--rebuild/--import)", file=sys.stderr)
+        return 2
     if one_shot and args.stage not in PERSISTENT:
         print("error: --show-state/--show-request/--rebuild/--import need a persistent stage (--stage bounded)",
               file=sys.stderr)
@@ -146,12 +174,16 @@ def main(argv: list[str] | None = None) -> int:
         read = check_args(args, settings, args.stage in PERSISTENT, read_jsonl)
         if "turns" in read:
             args.turns = read["turns"]
+        if args.forget_user is not None:
+            return _forget(settings, args.forget_user)
         client = get_client(settings)
     except (ConfigError, UsageError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     try:
         memory = make_memory(args, settings, client)
+        if hasattr(memory, "settle_interrupted"):  # a turn a killed process never saved becomes 'unanswered'
+            memory.settle_interrupted()
         code = _one_shot(args, memory)
     except (StoreError, UsageError, ConfigError, ValueError) as err:  # e.g. MONGODB_URI's server unreachable
         print(f"error: {_one_line(err)}", file=sys.stderr)
@@ -166,7 +198,6 @@ def main(argv: list[str] | None = None) -> int:
     for line in _stdin_lines():
         if line.strip().lower() in ("quit", "exit"):
             break
-        since = datetime.now(timezone.utc) - timedelta(seconds=2)
         try:
             result = memory.turn(line)
         except EmptyMessageError as err:
@@ -174,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         except Exception as err:  # noqa: BLE001 - model, database, embedder, network: the chat goes on
             failures += 1
-            print(f"! {_one_line(err)} {_settle(memory, line, since, err)}", file=sys.stderr)
+            print(f"! {_one_line(err)} {_settle(memory, err)}", file=sys.stderr)
             continue
         print(" ".join(result.reply.split()) or "(empty reply)", flush=True)
     try:

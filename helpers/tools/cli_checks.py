@@ -126,6 +126,11 @@ def check_args(args: argparse.Namespace, settings: Settings, persistent: bool,
     _check_faults(os.environ if env is None else env)
     _check_id("--user", args.user)
     _check_text("--system", args.system)
+    if getattr(args, "forget_user", None) is not None:  # needs the store, whatever the stage
+        _check_id("--forget-user", args.forget_user)
+        if not settings.mongodb_uri:
+            _check_data_dir(settings)
+        return {}
     if args.show_request is not None:
         try:
             check_user_text(args.show_request)

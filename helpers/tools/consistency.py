@@ -9,8 +9,10 @@ point, version-guarded) and then marks both entries "ok". A failed call marks th
 - "unanswered" entries are never in the session;
 - "unsummarised" entries (left out of the summary past the pending bound, helpers.memory.pending) are never in the
   session either: they are kept only in the logs until `--rebuild` folds them back in;
-- "pending" entries are in flight: a crash may leave them either outside the session (the process
-  died before the commit) or inside it (it died between the commit and the status update).
+- every entry carries the id of its turn (`turn`); the session save lists the ids it committed (`commits`), so
+  a "pending" entry is either of a committed turn (the process died between the save and the status update:
+  it counts exactly like an "ok" one, wherever it went since) or of a turn that never committed (outside the
+  session; the next start marks it "unanswered"). There is no slack: the counts must add up exactly.
 
 `check_consistency` returns a list of problems, empty when the session is consistent.
 """
@@ -30,6 +32,7 @@ def check_consistency(store, user_id: str, session_id: str, *, budget: int | Non
     the window starts with a user turn; and (with `budget`) the window is within budget or one exchange.
     """
     from helpers.conversation import group_exchanges
+    from helpers.memory.fold import committed_turns
     from helpers.memory.window import window_tokens
 
     problems: list[str] = []
@@ -51,7 +54,9 @@ def check_consistency(store, user_id: str, session_id: str, *, budget: int | Non
                 problems.append(f"log seq {e['seq']} replies to seq {e['reply_to']}, which is not a user entry")
 
     session = store.load_session(user_id, session_id)
-    ok = {e["seq"] for e in logs if e.get("status") == "ok"}
+    turns = committed_turns(session)
+    ok = {e["seq"] for e in logs if e.get("status") == "ok"
+          or (e.get("status") in ("pending", "unanswered") and e.get("turn") and e["turn"] in turns)}
     if session is None:
         if ok:
             problems.append(f"no session document, but {len(ok)} log entries are 'ok' (acknowledged)")
@@ -70,7 +75,7 @@ def check_consistency(store, user_id: str, session_id: str, *, budget: int | Non
             in_session.append(seq)
             if entry.get("role") != m.get("role") or entry.get("content") != m.get("content"):
                 problems.append(f"{where}[{i}] (seq {seq}) differs from its log entry")
-            if entry.get("status") not in ("ok", "pending"):
+            if entry.get("status") not in ("ok", "pending") and entry["seq"] not in ok:
                 problems.append(f"{where}[{i}] (seq {seq}) is in the session but its log status is "
                                 f"{entry.get('status')!r}")
     twice = sorted(s for s, n in Counter(in_session).items() if n > 1)
@@ -92,17 +97,16 @@ def check_consistency(store, user_id: str, session_id: str, *, budget: int | Non
     held = set(in_session)
     for seq in sorted(ok - held):
         if not (covered and first is not None and last is not None and first <= seq <= last):
-            problems.append(f"log seq {seq} is 'ok' but neither in the window, pending, nor the summary's coverage")
-    # Counts: what the session accounts for vs what it must account for. Entries still 'pending' outside the
-    # session may or may not have been merged (a crash between commit and status update), so they give slack.
+            problems.append(f"log seq {seq} is committed but neither in the window, pending, nor the summary's coverage")
+    # Counts: what the session accounts for must equal what it committed (turn ids decide; no slack for
+    # 'pending' entries, which once hid a committed exchange that a rebuild had dropped).
     must = len(ok | held)
-    slack = sum(1 for e in logs if e.get("status") == "pending" and e["seq"] not in held
-                and first is not None and last is not None and first <= e["seq"] <= last)
+    slack = 0
     accounted = covered + len(in_session)
     if accounted < must:
         problems.append(f"counts do not add up: summary covers {covered} + window {len(window)} + pending "
                         f"{len(pending)} = {accounted} < {must} acknowledged messages (some were lost)")
     elif accounted > must + slack:
         problems.append(f"counts do not add up: summary covers {covered} + window {len(window)} + pending "
-                        f"{len(pending)} = {accounted} > {must + slack} messages in the logs (double-counted)")
+                        f"{len(pending)} = {accounted} > {must + slack} committed messages (double-counted, or holding entries no turn committed)")
     return problems

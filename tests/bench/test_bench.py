@@ -21,6 +21,7 @@ def run_bench(*args):
                           timeout=120, env=env)
 
 
+@pytest.mark.slow  # a CLI subprocess (seconds each): the full set runs it
 def test_cost_json_as_a_subprocess():
     run = run_bench("cost", "--strategy", "naive", "--turns", "40", "--json")
     assert run.returncode == 0, run.stderr

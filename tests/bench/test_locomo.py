@@ -7,7 +7,8 @@ import pytest
 
 from helpers.bench.cli import build_parser
 from helpers.bench.longmem import command
-from helpers.bench.longmem.locomo import (TUNE_IDS, answer_recall, content_words, evidence_coverage, locomo_split,
+from helpers.bench.longmem.locomo import (TUNE_IDS, answer_recall, content_words, evidence_coverage, load_results,
+                                          locomo_split, results_markdown, strongest_baseline,
                                           read_locomo, write_transcript)
 from helpers.memory.transcript import read_transcript_file
 
@@ -98,3 +99,22 @@ def test_results_file_keeps_each_part_with_its_provenance(locomo_file, tmp_path)
     doc = command.write_results(out, "report", {"rows": [row]}, source | {"split": "report"})
     assert set(doc["parts"]) == {"tune", "report"} and doc["parts"]["tune"]["rows"] == [row]
     assert json.loads(out.read_text()) == doc
+
+
+def test_results_table_and_strongest_baseline_come_from_the_file(tmp_path):
+    rows = [{"method": "full", "budget": None, "recall": 0.9, "evidence": 1.0, "tokens_per_question": 20000},
+            {"method": "bm25", "budget": 2000, "recall": 0.7, "evidence": 0.6, "tokens_per_question": 1990},
+            {"method": "hybrid", "budget": 2000, "recall": 0.75, "evidence": 0.7, "tokens_per_question": 1990},
+            {"method": "hybrid", "budget": 1000, "recall": 0.6, "evidence": 0.5, "tokens_per_question": 990},
+            {"method": "vector", "budget": 2000, "recall": 0.85, "evidence": 0.76, "tokens_per_question": 1980}]
+    source = {"mode": "offline", "commit": "abcdef123", "date": "2026-12-01T16:00:00+00:00"}
+    path = tmp_path / "r.json"
+    command.write_results(path, "report", {"rows": rows, "conversations": ["conv-42"], "questions": 3}, source)
+    doc = load_results(path)
+    assert strongest_baseline(doc, "report", 2000)["method"] == "hybrid"
+    table = results_markdown(doc, "report", 2000)
+    assert "| vector stage | 0.850 | 0.760 | 1,980 |" in table and "| 990 |" not in table  # one budget only
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    with pytest.raises(ValueError, match="parts"):
+        load_results(bad)

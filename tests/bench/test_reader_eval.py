@@ -1,12 +1,13 @@
 """helpers.bench.reader_eval: the hand-written phrasing corpus and the reader's figures on it (issue 12)."""
 
+import json
 import re
 from collections import Counter
 
 import pytest
 
 from helpers.config import load_settings
-from helpers.llm import get_client
+from helpers.llm import get_client, offline_transport
 from helpers.bench.reader_eval import (CORPUS_FILES, CorpusMissing, build_request, declines, evaluate, has_answer,
                                        load_corpus, main, table)
 
@@ -107,6 +108,38 @@ def test_table_rates_by_relation_and_overall():
 FIGURES = {"tuning": (484 / 617, 116 / 617, 39), "held_out": (78 / 117, 33 / 117, 15)}
 
 
+# The suite's fast regression floor: a fixed sample of each part (every 16th tuning item, every 6th held-out one),
+# each request holding the same other statement as in the whole-part run (pool = the whole part), so these verdicts
+# are the whole run's on those items. Measured (offline): tuning 30 of 40 correct, 10 false "I don't know", 3 of 15
+# invented; held out 17 of 20 correct, 2 false "I don't know", 2 of 9 invented. The whole parts (869 + 171 questions)
+# run in test_offline_reader_figures (slow: `python3 run.py test --all`) and `python -m helpers.bench.reader_eval`.
+SAMPLE = {"tuning": (16, 30, 10, 3), "held_out": (6, 17, 2, 2)}  # step, min correct, max false IDK, max invented
+
+
+@pytest.mark.parametrize("part", sorted(SAMPLE))
+def test_offline_reader_floor_on_a_fixed_sample(part):
+    step, min_correct, max_false_idk, max_invented = SAMPLE[part]
+    settings = load_settings()
+    items = load_corpus(part)
+    outcomes = evaluate(get_client(settings), items[::step], settings.chat_model, pool=items)
+    verdicts = Counter(o.verdict for o in outcomes)
+    failures = [(o.id, o.question, o.reply) for o in outcomes if o.verdict not in ("correct", "declined")]
+    assert verdicts["correct"] >= min_correct, (verdicts, failures)
+    assert verdicts["false_idk"] <= max_false_idk, (verdicts, failures)
+    assert verdicts["invented"] <= max_invented, (verdicts, failures)
+
+
+def test_a_sample_gets_the_requests_of_the_whole_run():
+    items = load_corpus("tuning")
+    sample = items[::16]
+    assert [build_request(i, sample, "m") for i in sample] != [build_request(i, items, "m") for i in sample]
+    client = get_client(load_settings())
+    evaluate(client, sample[:3], "m", pool=items)
+    sent = [body for path, body in offline_transport(client).requests if path.endswith("/v1/messages")]
+    assert sent == [build_request(i, items, "m") for i in sample[:3]]
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("part", sorted(CORPUS_FILES))
 def test_offline_reader_figures(part):
     """Through the real SDK (offline client): correct, false "I don't know" and invented answers per part."""
@@ -123,6 +156,9 @@ def test_offline_reader_figures(part):
 
 
 def test_cli_prints_the_table(capsys):
-    assert main(["--part", "tuning"]) == 0
+    assert main(["--part", "tuning", "--every", "40"]) == 0
     out = capsys.readouterr().out
     assert "relation" in out and "invented" in out and "all" in out
+    assert main(["--part", "tuning", "--every", "40", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["tables"]["tuning"]
+    assert rows["all"]["n"] + rows["all"]["absent"] == len(load_corpus("tuning")[::40])

@@ -286,6 +286,7 @@ def test_worker_rejects_bad_user_ids_in_the_callers_thread():
     worker.close()
 
 
+@pytest.mark.slow
 def test_worker_drains_at_interpreter_exit(tmp_path):
     """No close() call: the atexit hook still stores everything queued before the process ends."""
     out = tmp_path / "stored.txt"

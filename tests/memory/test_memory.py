@@ -321,3 +321,19 @@ def test_reuses_prefix_compares_text_not_markers():
 def test_low_water_is_checked(client, settings):
     with pytest.raises(ValueError, match="low_water"):
         bounded(client, settings, cache_aware=True, low_water=1.0)
+
+
+def test_bounded_import_folds_in_batches_not_one_summary_call_per_exchange(client, settings):
+    memory = bounded(client, settings, store=mongomock_store(), budget=80)
+    turns = []
+    for i in range(40):
+        turns += [{"role": "user", "content": FILLER.format(i=i)}, {"role": "assistant", "content": "Try the trail."}]
+
+    def summaries():
+        return len([1 for p, b in offline_transport(client).requests if p.endswith("/v1/messages")
+                    and str(b.get("system", "")).startswith("You maintain the rolling summary")])
+
+    before = summaries()
+    state = import_turns(memory, turns)
+    assert state["log_count"] == 80 and state["window_tokens"] <= 80
+    assert 1 <= summaries() - before <= 3  # 40 exchanges in folds of IMPORT_FOLD_BATCH (16): three folds at most

@@ -32,6 +32,7 @@ def vector(client, settings, store, user="maya", **kw):
     return VectorMemory(client, settings, store=store, user_id=user, session_id=kw.pop("session_id", "s1"), **kw)
 
 
+@pytest.mark.slow
 def test_fact_from_100_turns_ago_comes_back_when_window_and_summary_lost_it(settings):
     client, store = get_client(settings), mongomock_store()
     memory = vector(client, settings, store)

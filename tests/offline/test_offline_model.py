@@ -8,6 +8,7 @@ import pytest
 from helpers import prompts
 from helpers.config import load_settings
 from helpers.llm import get_client, offline_transport
+from helpers.offline.reply import stand_in_note
 from helpers.offline import (MESSAGE_OVERHEAD, REQUEST_OVERHEAD, SYSTEM_OVERHEAD, FaultPlan, OfflineModel,
                              count_text_tokens, find_facts)
 
@@ -70,6 +71,7 @@ def test_newest_statement_wins(client):
 
 def test_persona_is_honoured_and_never_called_claude(client):
     reply = text(ask(client, "Any good beaches for sunset?", prompts.SCOUT_PERSONA))
+    assert "stand-in" in reply
     assert reply.startswith("Scout here") and "Los Angeles" in reply
     assert "claude" not in reply.lower()
     plain = text(ask(client, "Any good beaches for sunset?"))
@@ -82,12 +84,31 @@ def test_deterministic(client):
     assert text(a) == text(b) and a.usage == b.usage
 
 
-def test_general_tip_never_glues_the_questions_words_into_canned_text(client):
-    """Issue 12: "Am I allergic to any nuts?" once got "On allergic nuts: pick one neighbourhood per day ...".
-    A question about the user with nothing in the request is declined; general advice does not echo the question."""
-    assert "don't know" in text(ask(client, "Am I allergic to any nuts?")).lower()
-    tip = text(ask(client, "Where can I find great tacos?")).lower()
-    assert "tacos" not in tip and "great" not in tip and not tip.startswith("on ")
+def test_a_question_about_the_world_gets_the_stand_in_note_not_advice(client):
+    """Issue 23: "book ahead if it is a weekend…" for a bookshop read like real advice, and "How do people get from LAX
+    to Santa Monica?" got "you haven't told me", as if memory had failed. A question about the world gets one
+    sentence saying what answers it (the offline stand-in) and what it knows; a memory question still declines."""
+    world = ["How do people get from LAX to Santa Monica?", "Is there a good bookshop near Venice?",
+             "What's the best time to visit Malibu?", "Where can I find great tacos?", "Any good beaches for sunset?"]
+    replies = {q: text(ask(client, q, prompts.SCOUT_PERSONA)) for q in world}
+    for question, reply in replies.items():
+        assert reply == stand_in_note(prompts.SCOUT_PERSONA), (question, reply)
+    assert "offline stand-in" in reply and "only know what this conversation and its memories hold" in reply
+    assert reply.count(".") == 1 and "claude" not in reply.lower()  # one sentence, never called Claude
+    plain = text(ask(client, "How do people get from LAX to Santa Monica?"))
+    assert plain.startswith("I'm the offline stand-in model") and "Scout" not in plain
+    for memory_question in ["Am I allergic to any nuts?", "What is Rosa's birthday?", "Where does my sister live?"]:
+        reply = text(ask(client, memory_question, prompts.SCOUT_PERSONA))
+        assert "don't know" in reply.lower() and "stand-in" not in reply, (memory_question, reply)
+
+
+def test_a_two_part_question_answers_from_memory_and_notes_the_world_part(client):
+    told = [{"role": "user", "content": "My name is Maya."}, {"role": "assistant", "content": "Hi."},
+            {"role": "user", "content": "What is my name, and how far is Malibu?"}]
+    reply = text(ask(client, told, prompts.SCOUT_PERSONA))
+    assert reply == "Your name is Maya. " + stand_in_note(prompts.SCOUT_PERSONA)
+    told[0]["content"] = "I like tea."
+    assert "don't know" in text(ask(client, told, prompts.SCOUT_PERSONA)).lower()
 
 
 # --- shapes, usage and count_tokens ----------------------------------------------------------------

@@ -3,6 +3,8 @@
 import json
 import uuid
 
+import pytest
+
 from helpers.bench.reader_eval import declines
 from tests.tools.test_chat_cli import replies, run_chat
 
@@ -15,6 +17,7 @@ def _answered(reply: str, word: str) -> bool:
     return word.lower() in reply.lower() and not declines(reply)
 
 
+@pytest.mark.slow  # a CLI subprocess (seconds each): the full set runs it
 def test_where_does_my_sister_live_two_messages_later_vector(tmp_path):
     args = _args(tmp_path, "vector", f"u-{uuid.uuid4().hex[:8]}")
     out = run_chat("My sister Priya lives in Pasadena and she is a nurse.\n"
@@ -42,6 +45,7 @@ def test_what_should_i_avoid_eating_bounded(tmp_path):
     assert _answered(lines[1], "meat"), lines[1]
 
 
+@pytest.mark.slow  # a CLI subprocess (seconds each): the full set runs it
 def test_sisters_name_in_a_new_session_of_the_same_user_vector(tmp_path):
     user = f"u-{uuid.uuid4().hex[:8]}"
     first = run_chat("By the way, my sister's name is Priya\n", *_args(tmp_path, "vector", user, "first"))

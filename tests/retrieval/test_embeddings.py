@@ -412,3 +412,16 @@ def test_voyage_honours_an_http_date_retry_after():
     assert voyage.embed_one("hi").tolist() == [1.0, 0.0]
     assert len(seen) == 3
     assert 9.0 <= slept[0] <= 12.5 and slept[1] == 2.5
+
+
+def test_a_single_text_is_cached_and_identical_to_the_uncached_computation():
+    """The cache for single texts (a question asked of every strategy) changes no result: bit-identical vectors."""
+    texts = ["What time is our dinner reservation?", "", "A much longer sentence " * 40, "Hi"]
+    cached, plain = LocalMiniLM(), LocalMiniLM()
+    first = [cached.embed([t]) for t in texts]
+    for text, vector in zip(texts, first):
+        assert np.array_equal(vector, plain._embed_batches([text]))  # the uncached computation, bit for bit
+        assert np.array_equal(cached.embed([text]), vector) and cached.embed_one(text).shape == (cached.dim,)
+    first[0][0, 0] += 1.0  # a caller changing its copy does not change the cache
+    assert np.array_equal(cached.embed([texts[0]]), plain._embed_batches([texts[0]]))
+    assert len(cached._alone) == len(texts)

@@ -6,14 +6,14 @@ import pytest
 
 from helpers.config import load_settings
 from helpers.llm import get_client
-from helpers.retrieval.inject import Packing, day_label, format_block, pack_by_value
-from helpers.retrieval.schema import TurnUnit
+from helpers.retrieval.inject import Packing, day_label, format_block, in_context, pack_by_value
+from helpers.retrieval.schema import TurnUnit, date_notes, turn_text
 from helpers.memory import VectorMemory
 from helpers.offline import count_text_tokens
 from helpers.sim.scripts import trip_script
 from helpers.db.store import mongomock_store
 from helpers.retrieval import Hit, MemoryIndex
-from helpers.memory.importer import import_turns
+from helpers.memory.importer import _chunks, import_turns, informative, name_parties
 
 START = datetime(2023, 5, 8, 14, 0, tzinfo=timezone.utc)
 FACT = "Oh, and my daughter Elsie has her first piano recital at the Colburn School this spring."
@@ -29,14 +29,15 @@ def hit(i, value, text, session="s", seq=None, when=START):
                similarity=value)
 
 
-def test_pack_prefers_value_per_token_and_fits():
+def test_pack_takes_the_best_first_and_fits():
     long = hit(1, 1.0, "Caroline: " + "a long story about the weekend " * 40)
-    short = [hit(i, 0.9, f"Melanie: short relevant line {i}.") for i in (2, 3)]
-    packed = pack_by_value([long, *short], 100, count_text_tokens)
-    assert {h.id for h in packed} == {"h2", "h3"}
-    assert count_text_tokens(format_block(packed)) <= 100
-    by_rank = pack_by_value([long, *short], 600, count_text_tokens, packing=Packing(cost_power=0.0))
-    assert by_rank[0].id == "h1"
+    short = [hit(i, 0.9 - i / 100, f"Melanie: thanks {i}!") for i in (2, 3)]
+    by_rank = pack_by_value([long, *short], 600, count_text_tokens)
+    assert [h.id for h in by_rank] == ["h1", "h2", "h3"]  # the best hit is not traded for cheap chit-chat
+    assert [h.id for h in pack_by_value([long, *short], 100, count_text_tokens)] == ["h2", "h3"]  # it does not fit
+    assert count_text_tokens(format_block(by_rank)) <= 600
+    per_token = pack_by_value([long, *short], 300, count_text_tokens, packing=Packing(cost_power=1.0))
+    assert {h.id for h in per_token} == {"h2", "h3"}  # by value per token, the cheap lines go first
 
 
 def test_block_dates_every_memory_and_marks_only_this_conversation():
@@ -76,6 +77,7 @@ def dated_transcript(sessions=5, per_session=40):
     return turns
 
 
+@pytest.mark.slow
 def test_import_keeps_dates_and_a_fact_from_200_turns_ago_is_in_the_request(settings, monkeypatch):
     client, store = get_client(settings), mongomock_store()
     calls = []
@@ -86,8 +88,11 @@ def test_import_keeps_dates_and_a_fact_from_200_turns_ago_is_in_the_request(sett
     assert result["imported"] == 200 and result["conversations"] == 5
     summaries = [c for c in calls if c.startswith("You maintain the rolling summary")]
     extractions = [c for c in calls if c.startswith("You extract durable facts")]
-    # one summary (and its retention check's extraction); facts over 8 exchanges per call: 13 for 100 exchanges
-    assert len(summaries) == 1 and len(extractions) == 13 + 1
+    # every turn that left the window is summarised, in batched calls within the pending bound (issue 20), each
+    # with its retention check's extraction; facts over up to 8 exchanges per call, never across two
+    # conversations: 3 calls for each 20-exchange session
+    assert result["pending"] == 0 and result["unsummarised"] == 0 and result["summary_calls"] >= len(summaries)
+    assert len(summaries) == -(-result["summary_covers"]["count"] // 40) and len(extractions) == 5 * 3 + len(summaries)
     request = memory.build_request("Where is Elsie performing music?")
     system = request["system"]
     assert "Colburn School" in system and "[Monday 8 May 2023]" in system
@@ -154,3 +159,46 @@ def test_append_logs_gives_gap_free_seqs_and_falls_back_when_a_concurrent_writer
     logs = store.logs_for("u", "s")
     assert [(d["seq"], d["content"]) for d in logs] == [(1, "a"), (2, "b"), (3, "other writer"), (4, "c"), (5, "d")]
     assert seqs == [4, 5] and logs[0]["status"] == "pending" and logs[0]["ts"].replace(tzinfo=timezone.utc) == START
+
+
+def test_turn_text_resolves_relative_dates_against_the_day_it_was_said():
+    said = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)  # a Monday
+    text = turn_text("user", "I went to a group yesterday; last Friday I painted. Two weeks ago, last year.", "Ana", said)
+    assert text.startswith("Ana: I went to a group yesterday; last Friday I painted. Two weeks ago, last year.")
+    assert "yesterday = Sunday 7 May 2023" in text and "last friday = Friday 5 May 2023" in text
+    assert "two weeks ago = Monday 24 April 2023" in text and "last year = 2022" in text
+    assert date_notes("Last week was fun, see you next Sunday.", said) == [
+        "last week = the week before Monday 8 May 2023", "next sunday = Sunday 14 May 2023"]
+    assert turn_text("user", "Yesterday was fine.", "Ana") == "Ana: Yesterday was fine."  # undated: no note
+    assert date_notes("I love today's weather, said the yesterdays band", said) == ["today = Monday 8 May 2023"]
+
+
+def test_imported_facts_keep_the_speakers_names_and_say_something():
+    assert name_parties("The user adopted a dog; the assistant's cat is Tom.", "Ana", "Ben") == \
+        "Ana adopted a dog; Ben's cat is Tom."
+    assert name_parties("The user adopted a dog.", None, "Ben") == "The user adopted a dog."  # unnamed: kept
+    assert informative("Ana went to Paris yesterday.", ("Ana", "Ben"))
+    assert not informative("Ana totally agrees, Ben.", ("Ana", "Ben"))
+    assert not informative("Yes, the user did.")
+
+
+def test_fact_batches_never_span_two_conversations():
+    groups = [[{"seq": 2 * i}, {"seq": 2 * i + 1}] for i in range(12)]
+    conversation = {2 * i: (0 if i < 3 else 1) for i in range(12)}
+    chunks = _chunks(groups, conversation)
+    assert [len(c) // 2 for c in chunks] == [3, 8, 1]
+    assert [m["seq"] for c in chunks for m in c] == list(range(24))
+
+
+def test_a_turn_beside_the_match_gains_from_its_neighbour():
+    question_turn = hit(1, 1.0, "Melanie: Where did you go last weekend?", seq=10)
+    answer_turn = hit(2, 0.5, "Caroline: Paris! It was lovely.", seq=11)
+    lone = hit(3, 0.6, "Caroline: a weekend at home.", seq=40)
+    fact = Hit("f", "fact", "Caroline went to Paris.", 0.55, START, {"session_id": "s", "seq": 10}, START)
+    hits = [question_turn, answer_turn, lone, fact]
+    values = in_context(hits, [1.0, 0.5, 0.6, 0.55], 0.3)
+    assert values == pytest.approx([1.15, 0.8, 0.6, 0.55])  # facts and lone turns keep their value
+    assert in_context(hits, [1.0, 0.5, 0.6, 0.55], 0.0) == [1.0, 0.5, 0.6, 0.55]
+    room = count_text_tokens(format_block([question_turn, answer_turn])) + 2
+    assert {h.id for h in pack_by_value(hits[:3], room, count_text_tokens)} == {"h1", "h2"}
+    assert "h3" in {h.id for h in pack_by_value(hits[:3], room, count_text_tokens, packing=Packing(context=0.0))}

@@ -123,6 +123,7 @@ def test_simulation_result_totals_and_per_turn_lists(offline_settings):
     assert r.cumulative_input_tokens()[-1] == r.total_input_tokens
 
 
+@pytest.mark.slow
 def test_naive_growth_is_quadratic_and_last_k_is_linear(offline_settings):
     naive = naive_run(offline_settings, 120)
     assert naive.fit_power_law() > 1.5

@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 
 
 def run_chat(stdin: bytes | str, *args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -34,6 +35,7 @@ def test_history_remembers():
     assert out.returncode == 0 and len(lines) == 2 and "green" in lines[1].lower()
 
 
+@pytest.mark.slow  # a CLI subprocess (seconds each): the full set runs it
 def test_eof_ends_like_quit_and_lines_after_quit_are_ignored():
     assert len(replies(run_chat("hello\nthere\n", "--stage", "history"))) == 2
     assert len(replies(run_chat("hello\nquit\nignored\n", "--stage", "history"))) == 1
@@ -45,6 +47,7 @@ def test_empty_lines_get_a_clear_message_and_are_not_sent():
     assert out.stderr.decode().count("empty message") == 2
 
 
+@pytest.mark.slow  # a CLI subprocess (seconds each): the full set runs it
 def test_invalid_utf8_does_not_crash():
     out = run_chat(b"caf\xe9 \xff\xfe near the beach?\n", "--stage", "history")
     assert out.returncode == 0 and len(replies(out)) == 1
@@ -56,11 +59,13 @@ def test_model_failure_is_reported_and_chat_continues():
     assert len(replies(out)) == 1 and out.returncode == 1
 
 
+@pytest.mark.slow  # a CLI subprocess (seconds each): the full set runs it
 def test_multiline_replies_stay_on_one_line():
     out = run_chat("tell me about tacos\nand beaches\n", "--stage", "history")
     assert len(replies(out)) == 2
 
 
+@pytest.mark.slow
 def test_bounded_fact_survives_60_fillers_and_a_new_process(tmp_path):
     """Issue 4's acceptance: a turn-1 fact, 60 filler turns at --budget 300, recalled by a new process."""
     import json

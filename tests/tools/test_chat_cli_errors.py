@@ -291,13 +291,24 @@ def fail_once(monkeypatch, method: str, error: BaseException, when=lambda *a, **
     # the session save after the reply fails with a network error the memory does not translate
     ("save_session", ConnectionResetError("connection reset by peer"), lambda *a, **k: True),
     ("save_session", OverflowError("MongoDB can only handle up to 8-byte ints"), lambda *a, **k: True),
-    # the exchange is committed, then marking its log entries "ok" fails
-    ("set_log_status", AutoReconnect("connection closed"), lambda *a, **k: a[3] == "ok"),
-    ("set_log_status", TimeoutError("timed out"), lambda *a, **k: a[3] == "ok"),
+    # the exchange is committed, then marking its log entries "ok" (by turn id) fails
+    ("confirm_turns", AutoReconnect("connection closed"), None),
+    ("confirm_turns", TimeoutError("timed out"), None),
 ])
 def test_a_failure_after_the_reply_is_one_line_keeps_the_turn_and_leaves_nothing_pending(monkeypatch, place, method,
                                                                                        error, when):
-    state = fail_once(monkeypatch, method, error, when)
+    if method == "confirm_turns":  # fail the confirmation right after the first save
+        import helpers.memory.bounded as bounded_mod
+        real, state = bounded_mod.confirm_turns, {"left": 1}
+
+        def confirm(store, user_id, session_id, turns):
+            if state["left"] and turns and store.load_session(user_id, session_id)["commits"] == turns:
+                state["left"] -= 1
+                raise error
+            return real(store, user_id, session_id, turns)
+        monkeypatch.setattr(bounded_mod, "confirm_turns", confirm)
+    else:
+        state = fail_once(monkeypatch, method, error, when)
     argv = ["--stage", "bounded", "--session-file", str(place["session"])]
     shared, code, out, err = run_with_store(monkeypatch, place, argv, b"My favorite color is teal.\nAnd yours?\n")
     assert state["left"] == 0  # the fault was served
@@ -313,6 +324,7 @@ def test_a_failure_after_the_reply_is_one_line_keeps_the_turn_and_leaves_nothing
 
 # ------------------------------------------------------------------------------------ real processes
 
+@pytest.mark.slow  # a CLI subprocess (seconds each): the full set runs it
 def test_real_process_empty_user_and_bad_setting(tmp_path):
     env = {**os.environ, "ANTHROPIC_API_KEY": "", "MONGODB_URI": "", "GTE_DATA_DIR": str(tmp_path / "data")}
     session = tmp_path / ".session_id"

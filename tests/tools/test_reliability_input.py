@@ -103,6 +103,7 @@ def test_bad_input_through_bounded_memory(entry, settings):
     assert "teal" in memory.turn("What is my favorite color?").reply  # nothing poisoned the session
 
 
+@pytest.mark.slow
 def test_bad_input_corpus_through_the_cli(local_store_session, tmp_path):
     db = f"rel_bad_{uuid.uuid4().hex[:10]}"
     entries = [e for e in CORPUS if e.get("cli", True)]

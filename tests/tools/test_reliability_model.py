@@ -105,6 +105,7 @@ def test_backoff_is_exponential_with_jitter_and_bounded(settings, monkeypatch):
     assert store.load_session("u1", "s1")["version"] == 0 and check_consistency(store, "u1", "s1") == []
 
 
+@pytest.mark.slow  # a CLI subprocess (seconds each): the full set runs it
 def test_model_faults_through_the_cli(local_store_session, tmp_path):
     """Every fault kind in one CLI run: a clear '!' line on stderr, no traceback, the next line is answered."""
     db = f"rel_cli_{tmp_path.name[-20:]}".replace("-", "_")

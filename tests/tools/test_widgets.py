@@ -283,7 +283,8 @@ def test_retrieved_memories_are_listed():
     html = w.retrieved_view.value
     assert "favorite color is teal" in html and "[fact]" in html and "score 0.91" in html
     assert "[episode]" in html and "&lt;Griffith Park&gt;" in html and "2026-01-02T03:04" in html
-    assert "2 stored memories" in html
+    assert "2 stored facts" in html
+    assert "2 sent in the last request (1 fact + 1 past exchange)" in html  # which count is which
 
 
 def test_retrieved_dataclasses_are_listed_too():
@@ -303,8 +304,12 @@ def test_gauge_html_scales_to_the_budget():
     html = gauge_html({"system": 50, "summary": 20, "memories": 0, "window": 40, "budget": 80})
     widths = {m[0]: float(m[1]) for m in re.findall(r'gte-gauge-(\w+)" title="[^"]*" style="width:([\d.]+)%', html)}
     assert set(widths) == {"system", "summary", "window"}  # zero-sized parts get no segment
-    assert widths["window"] == pytest.approx(100 * 40 / 150, abs=0.01)
-    assert "left:100.00%" in html and "window 40 / 80" in html and "memories 0" in html
+    assert widths["window"] == pytest.approx(100 * 40 / 200, abs=0.01)  # 150 (fixed 70 + budget 80), rounded up
+    assert "window 40 / 80" in html and "memories 0" in html
+    # a round scale past the budget: the budget line inside the bar, labelled, with 0 and the scale at the ends
+    scale = re.search(r'right:0">([\d,]+) tokens<', html)
+    assert scale and int(scale[1].replace(",", "")) == 200 and ">0</span>" in html
+    assert "left:75.00%" in html and 'class="gte-gauge-budget"' in html and ">150</span>" in html
     assert "system ?" in gauge_html({"system": None, "summary": 0, "memories": 0, "window": 0, "budget": None})
 
 
@@ -321,9 +326,17 @@ def test_gauge_shows_the_context_budget_split():
              "evidence": "strong"}
     html = gauge_html(gauge)
     widths = {m[0]: float(m[1]) for m in re.findall(r'gte-gauge-(\w+)" title="[^"]*" style="width:([\d.]+)%', html)}
-    assert widths["memories"] == pytest.approx(100 * 1200 / 2050, abs=0.01)  # the budget covers memories + window
+    assert widths["memories"] == pytest.approx(100 * 1200 / 2500, abs=0.01)  # the budget covers memories + window (2,050 rounded up)
     assert "memories 1,200 (up to 1,500, strong evidence)" in html and "context budget" in html
     assert "window 700 / 2,000" not in html
+
+
+def test_header_says_once_which_model_answers(client, settings):
+    w = ChatWidget(bounded(client, settings))
+    assert w.header.value.count("gte-mode") == 1 and "offline stand-in" in w.header.value
+    assert "only knows what this conversation and its memories hold" in w.header.value
+    w.send("How do people get from LAX to Santa Monica?")  # the reply itself says so too, in one sentence
+    assert w.header.value.count("offline stand-in") == 1 and "stand-in" in w.lines[-1][1]
 
 
 def test_rejects_a_non_memory():

@@ -60,6 +60,7 @@ def run_longmem_cmd(args: argparse.Namespace) -> int:
     """`longmem`: recall and tokens per question on long dated conversations, every method at the same budgets."""
     methods = tuple(m.strip() for m in args.methods.split(",")) if args.methods else None
     progress = (lambda msg: print(msg, file=sys.stderr, flush=True)) if args.progress else None
+    source = provenance(args) if args.out else None  # the commit the run starts from, not the one it ends at
     try:
         kwargs = {"methods": methods} if methods else {}
         result = run_longmem(_conversations(args), args.budgets, store=args.store, progress=progress,
@@ -69,7 +70,7 @@ def run_longmem_cmd(args: argparse.Namespace) -> int:
         return 2
     result["split"] = args.split
     if args.out:
-        write_results(args.out, args.split, result, provenance(args))
+        write_results(args.out, args.split, result, source)
     print(json.dumps(result) if args.json else format_markdown(result) if args.markdown else format_table(result))
     return 0
 

@@ -24,7 +24,8 @@ from helpers.bench.scoring import request_text
 from helpers.memory.transcript import parse_when
 
 __all__ = ["read_locomo", "locomo_split", "TUNE_IDS", "LOCOMO_CATEGORIES", "content_words", "answer_recall",
-           "evidence_coverage", "scored_text", "file_sha256", "write_transcript"]
+           "evidence_coverage", "scored_text", "file_sha256", "write_transcript", "load_results", "rows_at",
+           "strongest_baseline", "results_markdown"]
 
 # the fixed split inside the five shared conversations: tune on these, report on every other sample
 TUNE_IDS = ("conv-26", "conv-30", "conv-41")
@@ -149,3 +150,43 @@ def write_transcript(conv: Conversation, path: str | Path) -> Path:
 def file_sha256(path: str | Path) -> str:
     """The file's sha256 (results name the exact data they were measured on)."""
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+RAW_TURN_BASELINES = ("bm25", "embeddings", "hybrid")
+LABELS = {"full": "whole transcript", "last_turns": "last turns that fit", "bm25": "BM25 over raw turns",
+          "embeddings": "MiniLM over raw turns", "hybrid": "hybrid (RRF) over raw turns", "vector": "vector stage",
+          "bounded": "bounded stage"}
+
+
+def load_results(path: str | Path) -> dict:
+    """The results file `bench longmem --data ... --out FILE` wrote: {"parts": {split: result with provenance}}."""
+    doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(doc, dict) or not isinstance(doc.get("parts"), dict):
+        raise ValueError(f"{path}: not a longmem results file (no 'parts')")
+    return doc
+
+
+def rows_at(doc: dict, part: str, budget: int) -> dict[str, dict]:
+    """{method: row} of one part at one budget; the whole transcript (no budget) is included."""
+    rows = doc["parts"][part]["rows"]
+    return {r["method"]: r for r in rows if r["budget"] in (budget, None)}
+
+
+def strongest_baseline(doc: dict, part: str, budget: int) -> dict:
+    """The raw-turn baseline (BM25, MiniLM or hybrid) with the best answer recall in that part at that budget."""
+    rows = rows_at(doc, part, budget)
+    return max((rows[m] for m in RAW_TURN_BASELINES if m in rows), key=lambda r: r["recall"])
+
+
+def results_markdown(doc: dict, part: str, budget: int) -> str:
+    """A Markdown table of one part at one budget: answer recall, evidence coverage, tokens/question per method."""
+    source = doc["parts"][part]["provenance"]
+    lines = [f"Real conversations ({part} part: {', '.join(doc['parts'][part]['conversations'])}; "
+             f"{doc['parts'][part]['questions']} questions), {budget:,} tokens per question, {source['mode']}, "
+             f"commit {str(source['commit'])[:7]}, {source['date'][:10]}:", "",
+             "| context sent | answer recall | evidence turns in request | tokens/question |", "|---|---:|---:|---:|"]
+    for method, row in rows_at(doc, part, budget).items():
+        evidence = "-" if row.get("evidence") is None else f"{row['evidence']:.3f}"
+        lines.append(f"| {LABELS.get(method, method)} | {row['recall']:.3f} | {evidence} | "
+                     f"{row['tokens_per_question']:,.0f} |")
+    return "\n".join(lines)

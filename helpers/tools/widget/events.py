@@ -15,6 +15,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
+from helpers.llm import mode_line
 from helpers.memory import EmptyMessageError, TurnError, TurnResult
 from helpers.pricing import CostLedger, cost_of
 from helpers.tools.widget.render import (MUTED, cost_html, gauge_panel_html, log_html, retrieved_html,
@@ -45,7 +46,10 @@ class ChatWidget(widgets.VBox):
         self._last_cost: dict | None = None
 
         stage = getattr(memory, "stage", type(memory).__name__)
-        self.header = widgets.HTML(f"<b>{html.escape(title or f'Chat — {stage} memory')}</b>")
+        client = getattr(memory, "client", None)
+        mode = (f'<div class="gte-mode" style="{MUTED};font-size:12px">{html.escape(mode_line(client))}</div>'
+                if client is not None else "")  # which model answers, once, up front
+        self.header = widgets.HTML(f"<b>{html.escape(title or f'Chat — {stage} memory')}</b>{mode}")
         self.log_view = widgets.HTML(layout=widgets.Layout(width="100%", margin="0"))
         self.input = widgets.Text(placeholder="Type a message and press Enter", continuous_update=True,
                                   layout=widgets.Layout(flex="1 1 auto", width="auto"))

@@ -26,6 +26,7 @@ _LINE = {  # role -> inline style of a log line (work in light and dark themes)
     "notice": "background:rgba(255,152,0,.12);border-left:3px solid #ff9800",
 }
 _LABEL = {"user": "You", "assistant": "Assistant", "error": "Error", "notice": "Notice"}
+_KIND_NAMES = {"fact": "fact", "episode": "past exchange"}
 _GAUGE_COLOURS = {"system": "#9e9e9e", "summary": "#ab47bc", "memories": "#ffa726", "window": "#42a5f5"}
 
 
@@ -47,8 +48,9 @@ def gauge_html(gauge: dict) -> str:
     shared = "memory_cap" in gauge  # one context budget covers summary + memories + window (helpers.memory.budget)
     fixed = sum(v for name, v in known.items() if name == "system" or (name != "window" and not shared))
     total = sum(known.values())
-    # The window has room up to its budget after the fixed parts; the bar shows that room.
-    scale = max(total, fixed + budget if budget else total, 1)
+    # The window has room up to its budget after the fixed parts; the bar shows that room, on a round scale a
+    # little past it so the budget line sits where it is, labelled, with the numbers at the ends.
+    scale = _round_up(max(total, fixed + budget if budget else total, 1) * 1.05)
     segments = "".join(
         f'<div class="gte-gauge-{name}" title="{name}: {tokens:,} tokens" style="width:{100 * tokens / scale:.2f}%;'
         f'background:{_GAUGE_COLOURS[name]};height:100%"></div>'
@@ -59,7 +61,8 @@ def gauge_html(gauge: dict) -> str:
         marker = (f'<div title="{"context" if shared else "window"} budget" style="position:absolute;left:{left:.2f}%;top:-3px;bottom:-3px;'
                   'border-left:2px dashed #e53935"></div>')
     bar = (f'<div style="position:relative;display:flex;height:14px;border-radius:3px;'
-           f'background:var(--jp-layout-color3,#eee);margin:4px 0">{segments}{marker}</div>')
+           f'background:var(--jp-layout-color3,#eee);margin:4px 0 0 0">{segments}{marker}</div>')
+    bar += _scale_html(scale, fixed + budget if budget else None, "context budget" if shared else "window budget")
 
     def label(name: str) -> str:
         value = parts[name]
@@ -75,8 +78,31 @@ def gauge_html(gauge: dict) -> str:
     legend = "".join(label(name) for name in parts)
     note = f'<div style="{_MUTED}">≈ {total:,} input tokens before the new message'
     scope = "context budget (summary + memories + window)" if shared else "window budget"
-    note += f"; {scope} {int(budget):,} (dashed line)</div>" if budget else "</div>"
+    note += (f"; {scope} {int(budget):,} (dashed red line, at {int(fixed + budget):,} with the fixed parts)</div>"
+             if budget and fixed else f"; {scope} {int(budget):,} (dashed red line)</div>" if budget else "</div>")
     return bar + f"<div>{legend}</div>" + note
+
+def _round_up(value: float) -> int:
+    """The next round number at or above `value` (1, 1.5, 2, 2.5, 3, 4, 5, 6, 8 times a power of ten)."""
+    power = 10 ** max(len(str(int(value))) - 1, 0)
+    for step in (1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10):
+        if step * power >= value:
+            return int(step * power)
+    return int(10 * power)
+
+
+def _scale_html(scale: int, budget_at: int | None, budget_name: str) -> str:
+    """The gauge's scale: 0 and the scale's end in tokens at the ends, the budget's value under its line."""
+    row = f'<div class="gte-gauge-scale" style="position:relative;height:14px;font-size:10px;{_MUTED}">'
+    row += '<span style="position:absolute;left:0">0</span>'
+    row += f'<span style="position:absolute;right:0">{scale:,} tokens</span>'
+    if budget_at:
+        left = min(100.0, 100 * budget_at / scale)
+        row += (f'<span class="gte-gauge-budget" title="{budget_name}" style="position:absolute;left:{left:.2f}%;'
+                f'transform:translateX(-50%);color:#e53935;white-space:nowrap;background:var(--jp-layout-color1,#fff)">'
+                f'{budget_at:,}</span>')
+    return row + "</div>"
+
 
 def log_html(lines: list[tuple[str, str]]) -> str:
     """The chat log: one coloured line per (role, text), newest at the bottom, in a scroll box pinned to it."""
@@ -160,11 +186,23 @@ def retrieved_html(state: dict) -> str:
         return _panel("gte-retrieved", "Retrieved memories",
                       f'<div style="{_MUTED}">none: this stage has no long-term memory</div>')
     rows = "".join(f"<li>{_memory_line(m)}</li>" for m in retrieved)
-    body = (f'<ul style="margin:0;padding-left:18px">{rows}</ul>' if rows
-            else f'<div style="{_MUTED}">nothing retrieved for the last turn</div>')
+    kinds: dict[str, int] = {}
+    for m in retrieved:
+        kind = str(getattr(m, "kind", None) or (m.get("kind") if isinstance(m, dict) else None) or "memory")
+        kinds[kind] = kinds.get(kind, 0) + 1
+    split = " + ".join(f"{n} {_KIND_NAMES.get(k, k)}{'s' if n != 1 else ''}" for k, n in kinds.items())
+    sent = (f'<div class="gte-retrieved-count" style="{_MUTED}">{len(retrieved)} sent in the last request'
+            f'{f" ({split})" if len(kinds) > 1 else ""}</div>') if retrieved else ""
+    floor = state.get("min_similarity")
+    if floor:
+        sent += (f'<div class="gte-floor" style="{_MUTED}">relevance floor: similarity {floor:.2f}; '
+                 "memories below it are not sent</div>")
+    body = sent + (f'<ul style="margin:0;padding-left:18px">{rows}</ul>' if rows
+                   else f'<div style="{_MUTED}">nothing retrieved for the last turn</div>')
     if memories:
         items = "".join(f"<li>{_memory_line(m)}</li>" for m in memories[:50])
-        body += (f"<details><summary>{len(memories)} stored memories</summary>"
+        body += (f'<details class="gte-stored"><summary>{len(memories)} stored facts (what retrieval searches, '
+                 f"with past exchanges)</summary>"
                  f'<ul style="margin:0;padding-left:18px">{items}</ul></details>')
     return _panel("gte-retrieved", "Retrieved for the last turn", body)
 

@@ -1,0 +1,85 @@
+"""Results files the benchmarks write (docs/results/*.json): load one, and read a recall table with n and intervals. Tools for 06_long_conversations, "Long conversations, measured".
+
+A notebook never types a result in: it loads the file a benchmark wrote (with its provenance: command, commit,
+data, date, offline/live) and prints the table from it; `tests/bench/test_results_files.py` checks each file is
+consistent with itself and with the data it names. Intervals are 95%: Wilson's for a share of 0/1 outcomes, the
+normal approximation for a mean of fractional scores, and for a difference between two methods the paired normal
+interval over the same questions.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+__all__ = ["RESULTS_DIR", "LONGMEM_NAMES", "load_results", "interval", "recall_rows", "paired_difference", "format_recall_rows"]
+
+RESULTS_DIR = Path(__file__).resolve().parents[2] / "docs" / "results"
+Z95 = 1.959964
+LONGMEM_NAMES = {"full": "whole transcript", "last_turns": "last turns", "bm25": "BM25 over raw turns",
+                 "embeddings": "MiniLM over raw turns", "hybrid": "hybrid over raw turns", "bounded": "bounded stage",
+                 "vector": "vector stage, one budget"}
+
+
+def load_results(name: str) -> dict:
+    """The results file docs/results/NAME.json; a clear error naming the command to run when it is missing."""
+    path = RESULTS_DIR / f"{name}.json"
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing; the benchmark writes it with --out (see docs/results/README.md)")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def interval(values: list[float]) -> tuple[float, float]:
+    """95% interval of the mean of `values`: Wilson's for 0/1 outcomes, else mean ± 1.96 standard errors."""
+    n = len(values)
+    if n == 0:
+        raise ValueError("no values")
+    mean = sum(values) / n
+    if all(v in (0, 1) for v in values):
+        centre = (mean + Z95 ** 2 / (2 * n)) / (1 + Z95 ** 2 / n)
+        half = Z95 * math.sqrt(mean * (1 - mean) / n + Z95 ** 2 / (4 * n * n)) / (1 + Z95 ** 2 / n)
+        return max(0.0, centre - half), min(1.0, centre + half)
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0
+    return mean - Z95 * sd / math.sqrt(n), mean + Z95 * sd / math.sqrt(n)
+
+
+def _scores(row: dict) -> dict[tuple[str, str], float]:
+    if "details" not in row:
+        raise ValueError(f"row {row['method']} @ {row['budget']} has no per-question details (run with --details)")
+    return {(d["user"], d["qid"]): d["recalled"] for d in row["details"]}
+
+
+def recall_rows(part: dict) -> list[dict]:
+    """One row per (method, budget): recall, n, its 95% interval and tokens per question, in the file's order."""
+    out = []
+    for row in part["rows"]:
+        scores = list(_scores(row).values())
+        low, high = interval(scores)
+        out.append({"method": row["method"], "budget": row["budget"], "recall": row["recall"], "n": len(scores),
+                    "low": low, "high": high, "tokens_per_question": row["tokens_per_question"]})
+    return out
+
+
+def paired_difference(part: dict, a: str, b: str, budget: int) -> dict:
+    """Recall of method `a` minus method `b` at `budget` over the same questions: mean, 95% interval, n."""
+    rows = {(r["method"], r["budget"]): r for r in part["rows"]}
+    first, second = _scores(rows[(a, budget)]), _scores(rows[(b, budget)])
+    keys = sorted(set(first) & set(second))
+    diffs = [first[k] - second[k] for k in keys]
+    mean = sum(diffs) / len(diffs)
+    sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1)) if len(diffs) > 1 else 0.0
+    half = Z95 * sd / math.sqrt(len(diffs))
+    return {"a": a, "b": b, "budget": budget, "difference": mean, "low": mean - half, "high": mean + half,
+            "n": len(diffs)}
+
+
+def format_recall_rows(rows: list[dict], names: dict[str, str] | None = None) -> str:
+    """The rows as a plain-text table: budget, method, recall [95% interval], n, tokens per question."""
+    names = LONGMEM_NAMES if names is None else names
+    lines = [f"{'budget':>6}  {'context per question':<28} {'answer in request':>17}  {'95% interval':>13} {'n':>4} "
+             f"{'tokens/q':>9}"]
+    for r in sorted(rows, key=lambda r: (r["budget"] or 0)):
+        lines.append(f"{r['budget'] or '-':>6}  {names.get(r['method'], r['method']):<28} {r['recall']:>17.1%}  "
+                     f"{r['low']:>6.1%}-{r['high']:<6.1%} {r['n']:>4} {r['tokens_per_question']:>9,.0f}")
+    return "\n".join(lines)
