@@ -337,3 +337,35 @@ def test_bounded_import_folds_in_batches_not_one_summary_call_per_exchange(clien
     state = import_turns(memory, turns)
     assert state["log_count"] == 80 and state["window_tokens"] <= 80
     assert 1 <= summaries() - before <= 3  # 40 exchanges in folds of IMPORT_FOLD_BATCH (16): three folds at most
+
+
+def test_cache_aware_vector_memory_sends_memories_after_the_cached_prefix(settings):
+    from helpers.memory import VectorMemory, reuses_prefix
+    from helpers.prompts import MEMORY_OPEN
+
+    client = get_client(settings, max_retries=0)
+    memory = VectorMemory(client, settings, store=mongomock_store(), user_id="u1", session_id="v1", budget=300,
+                          memory_budget=200, cache_aware=True)
+    memory.turn("Our dinner reservation at Bestia is at 7:45pm on Friday, table for three.")
+    sent = [memory.turn(FILLER.format(i=i)).request for i in range(8)]
+    result = memory.turn("What time is our dinner reservation at Bestia?")
+    memory.close()
+    request = result.request
+    system = request["system"][0]["text"]
+    newest, before = request["messages"][-1]["content"], request["messages"][-2]["content"]
+    assert MEMORY_OPEN.strip() not in system and MEMORY_OPEN.strip() in newest[-1]["text"]  # memories come last
+    assert "cache_control" in before[-1] and all("cache_control" not in b for b in newest)  # cached to the window's end
+    assert "7:45" in newest[-1]["text"] and "7:45" in result.reply
+    assert sum(reuses_prefix({**a, "messages": a["messages"][:-1]}, b) for a, b in zip(sent, sent[1:])) >= 4
+
+
+def test_the_offline_model_reads_a_memory_block_in_the_newest_message(client):
+    from helpers.prompts import MEMORY_CLOSE, MEMORY_OPEN
+
+    block = f"\n\n{MEMORY_OPEN}User: Our dinner reservation at Bestia is at 7:45pm on Friday.{MEMORY_CLOSE}"
+    question = "What time is our dinner reservation at Bestia?"
+    reply = client.messages.create(model="claude-haiku-4-5", max_tokens=200, system=SCOUT_PERSONA, messages=[
+        {"role": "user", "content": [{"type": "text", "text": question}, {"type": "text", "text": block}]}])
+    without = client.messages.create(model="claude-haiku-4-5", max_tokens=200, system=SCOUT_PERSONA,
+                                     messages=[{"role": "user", "content": question}])
+    assert "7:45" in reply.content[0].text and "7:45" not in without.content[0].text
