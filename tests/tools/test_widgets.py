@@ -421,3 +421,21 @@ def test_summary_and_memory_panels_say_why_they_are_empty():
     assert "no long-term memory" in retrieved_html({"stage": "bounded"})
     assert "nothing retrieved for the last turn" in retrieved_html({"stage": "vector"})
 
+
+
+def test_your_turn_chat_brings_an_early_fact_back_through_retrieval_not_the_summary(client, settings):
+    """07's "your turn" elephant (window 80, summary capped at 40 tokens): a fact told early is asked for in other
+    words after some chat; it has left the summary and comes back in the retrieved panel."""
+    from helpers.memory import VectorMemory
+
+    memory = VectorMemory(client, settings, store=mongomock_store(), user_id="reader", session_id="chat", budget=80,
+                          summary_max_tokens=40, ledger=CostLedger())
+    w = ChatWidget(memory)
+    for text in [*SCRIPT[:2], "My sister Priya lives in Pasadena and she is a nurse.", "Any good tacos near Echo Park?",
+                 "Which beach is nice for a morning walk?", "My cousin Theo works at the Getty Center.",
+                 "I'm vegetarian, so no meat please.", "Is the Griffith Observatory worth it at night?"]:
+        w.send(text)
+    result = w.send("Which town is my sister based in?")
+    assert "Pasadena" in result.reply
+    assert "Pasadena" not in (memory.state()["summary"] or "")
+    assert any("Pasadena" in hit["text"] for hit in result.retrieved) and "Pasadena" in w.retrieved_view.value
