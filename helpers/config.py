@@ -127,7 +127,13 @@ def load_settings(env: dict | None = None, dotenv_path: str | os.PathLike | None
         if path.exists():
             from dotenv import dotenv_values
 
-            merged.update({k: v for k, v in dotenv_values(path).items() if v is not None})
+            try:
+                values = dotenv_values(path)
+            except UnicodeDecodeError as err:
+                raise ConfigError(f"{path} is not UTF-8 text (byte {err.start}); save it as UTF-8") from None
+            except OSError as err:
+                raise ConfigError(f"{path} cannot be read: {err.strerror or err}") from None
+            merged.update({k: v for k, v in values.items() if v is not None})
         merged.update(os.environ)
     else:
         merged.update(env)

@@ -100,9 +100,17 @@ def declines(reply: str) -> bool:
 
 
 def has_answer(reply: str, expect: list[list[str]]) -> bool:
-    """Every group of expected words appears in the reply (any spelling of a group, case-insensitive)."""
+    """Every group of expected words appears in the reply as whole words (any spelling of a group, any case):
+    "teal" is not found in "steal", "4411" not in "44112", "7:45" not in "17:45"."""
     low = reply.lower()
-    return all(any(option.lower() in low for option in group) for group in expect)
+    return all(any(re.search(_whole(option), low) for option in group) for group in expect)
+
+
+def _whole(option: str) -> str:
+    """`option` as a whole word: an inflection may follow a word ("dinosaur" finds "dinosaurs"), an ordinal or
+    am/pm a number ("25" finds "25th"), but no other letter or digit on either side."""
+    tail = r"(?:st|nd|rd|th|am|pm)?" if option[-1:].isdigit() else r"(?:s|es|ed|d|ing|'s|\u2019s)?"
+    return rf"(?<!\w){re.escape(option.lower())}{tail}(?!\w)"
 
 
 def _other_statement(item: dict, items: list[dict]) -> str:

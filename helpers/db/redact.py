@@ -6,7 +6,7 @@ import re
 
 from pymongo import uri_parser
 
-__all__ = ["redact_uri", "HIDDEN"]
+__all__ = ["redact_uri", "scrub_secrets", "HIDDEN"]
 
 HIDDEN = "***"
 _SCHEMES = ("mongodb", "mongodb+srv")
@@ -67,3 +67,16 @@ def redact_uri(uri: str) -> str:
     if slash:
         shown += f"/{database}"
     return f"{shown}?{options}" if options else shown
+
+
+def scrub_secrets(text: str, uri: str) -> str:
+    """`text` (e.g. a driver's error message) with every piece of `uri`'s credentials hidden: the whole text before
+    the authority's last "@" and each of its pieces split at ":", "@", "/", "?" (a password with an unescaped "@"
+    makes the driver read part of it as a host name, which it then prints)."""
+    _, sep, rest = uri.strip().partition("://")
+    authority = rest if sep else uri
+    secret = authority[:authority.rfind("@")] if "@" in authority else ""
+    pieces = {secret, *re.split(r"[:@/?&=;,]", secret)}
+    for piece in sorted((p for p in pieces if len(p) >= 3), key=len, reverse=True):
+        text = text.replace(piece, HIDDEN)
+    return text

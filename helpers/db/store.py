@@ -23,7 +23,7 @@ from pymongo.errors import BulkWriteError, DuplicateKeyError, PyMongoError
 from helpers.config import Settings, load_settings
 from helpers.db.server import (StoreError, StoreUnavailable, ensure_local_server, main, server_data_path,
                                server_log_path)
-from helpers.db.redact import redact_uri
+from helpers.db.redact import HIDDEN, redact_uri, scrub_secrets
 
 __all__ = [
     "Store",
@@ -317,9 +317,7 @@ class Store:
         return self.logs.count_documents(self._key(user_id, session_id))
 
 
-# ---------------------------------------------------------------------------
-# Connection resolution
-# ---------------------------------------------------------------------------
+# -- connection resolution --------------------------------------------------
 
 
 def mongomock_store(db_name: str = "test") -> Store:
@@ -343,10 +341,12 @@ def _open_uri(uri: str, db_name: str) -> Store:
     options: dict[str, Any] = {"tz_aware": True, "appname": "goldfish-to-elephant"}
     if "serverselectiontimeoutms" not in uri.lower():
         options["serverSelectionTimeoutMS"] = URI_TIMEOUT_MS
-    try:
+    try:  # a URI whose credentials the driver cannot split never reaches it (it would look part of them up in DNS)
+        if shown.endswith("://" + HIDDEN):
+            raise ValueError("its user or password has an unescaped '@', ':', '/', '?' or '%': percent-encode it")
         client: MongoClient = MongoClient(uri, **options)
     except (PyMongoError, ValueError, TypeError) as exc:  # pymongo raises ValueError for some malformed URIs
-        raise StoreUnavailable(f"MONGODB_URI is not a usable connection string ({shown}): {short_reason(exc)}. "
+        raise StoreUnavailable(f"MONGODB_URI is not a usable connection string ({shown}): {scrub_secrets(short_reason(exc), uri)}. "
                                "Fix it in .env or the environment, or unset MONGODB_URI to use the local "
                                "SecantusDB server.") from None
     try:
@@ -354,7 +354,7 @@ def _open_uri(uri: str, db_name: str) -> Store:
     except PyMongoError as exc:
         client.close()
         raise StoreUnavailable(
-            f"Cannot reach the MongoDB server in MONGODB_URI ({shown}): {short_reason(exc)}. Start it "
+            f"Cannot reach the MongoDB server in MONGODB_URI ({shown}): {scrub_secrets(short_reason(exc), uri)}. Start it "
             "(`docker compose up -d` runs the bundled one), fix MONGODB_URI in .env or the environment, or unset "
             "MONGODB_URI to use the local SecantusDB server instead."
         ) from None

@@ -164,8 +164,16 @@ class LongTermMemory:
     def _remember_job(self, user_id: str, messages: list[dict], source: dict) -> None:
         try:
             self.facts.remember(user_id, messages, source, episode=self.units == "exchanges")
-        except Exception:
-            self._retry.append((user_id, messages, source))  # retried on the next turn: nothing is lost
+        except Exception as err:
+            # retried on the next turn, as inline mode does: a non-retryable model error (400/404 …) is given up
+            # on and counted, and the list keeps at most FACTS_PENDING_MAX (the oldest are given up on)
+            if isinstance(err, anthropic.APIError) and not is_retryable(err):
+                self.memory.stats["memory_skipped"] += 1
+            else:
+                self._retry.append((user_id, messages, source))
+                while len(self._retry) > self.FACTS_PENDING_MAX:
+                    self._retry.pop(0)
+                    self.memory.stats["memory_skipped"] += 1
             raise
 
     def _remember_committed(self, session: dict, exchange: list[dict]) -> None:

@@ -61,6 +61,13 @@ def _compact(text: str) -> str:
     return re.sub(r"[\s:.,'-]+", "", text.lower())
 
 
+def _runs(text: str, longest: int = 4) -> set[str]:
+    """Every run of up to `longest` consecutive whole pieces of `text` (split at spaces and : . , ' -), joined:
+    "7:45 pm" gives "745pm"; "17:45" never gives "745" and "44112" never "4411"."""
+    pieces = re.findall(r"[^\s:.,'-]+", text.lower())
+    return {"".join(pieces[i:j]) for i in range(len(pieces)) for j in range(i + 1, min(i + longest, len(pieces)) + 1)}
+
+
 def value_words(fact: str) -> list[str]:
     """The words of `fact` that carry its value (everything but framing words), in order, stemmed."""
     out = []
@@ -82,11 +89,11 @@ def fact_present(fact: str, summary: str) -> bool:
         return False
     tokens = _tokens(summary)
     have = {_stem(t) for t in tokens}
-    compact = _compact(summary)
+    runs = _runs(summary)
     for value in values:
         if value in have:
             continue
-        if any(ch.isdigit() for ch in value) and _compact(value) in compact:  # "7:45pm" kept as "7:45 pm"
+        if any(ch.isdigit() for ch in value) and _compact(value) in runs:  # "7:45pm" kept as "7:45 pm", whole tokens
             continue
         return False
     negated = any(t in _NEGATIONS for t in _tokens(fact))

@@ -162,3 +162,13 @@ def test_cli_prints_the_table(capsys):
     assert main(["--part", "tuning", "--every", "40", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["tables"]["tuning"]
     assert rows["all"]["n"] + rows["all"]["absent"] == len(load_corpus("tuning")[::40])
+
+
+def test_expected_words_are_matched_whole():
+    """Issue 20: "teal" is not an answer found in "steal" (nor "4411" in "44112")."""
+    from helpers.bench.reader_eval import has_answer
+
+    assert has_answer("A teal kayak.", [["teal"]]) and has_answer("TEAL, yes", [["teal"]])
+    assert not has_answer("They steal kayaks.", [["teal"]])
+    assert not has_answer("Code 44112.", [["4411"]])
+    assert has_answer("It is 7:45 pm.", [["7:45"]]) and not has_answer("It is 17:45.", [["7:45"]])

@@ -92,3 +92,31 @@ def test_describe_and_store_errors_use_the_redaction():
         open_store(load_settings({"MONGODB_URI": uri}))
     assert "MONGODB_URI" in str(err.value)
     assert_hidden(str(err.value), "s3cr@tPASSWORD", "tok3nVALUE")
+
+
+@pytest.mark.parametrize("uri, secret", [
+    ("mongodb://alice:pa@ss/w0rdTAIL@db.example.com:27017/app", "pa@ss/w0rdTAIL"),
+    ("mongodb://alice:s3cr@tHOSTISH/x@127.0.0.1:1/?serverSelectionTimeoutMS=200", "s3cr@tHOSTISH/x"),
+    ("mongodb+srv://alice:pw@evil.example/zz@cluster0.example.net/", "pw@evil.example/zz"),
+])
+def test_the_drivers_error_text_never_shows_the_password_either(uri, secret, monkeypatch):
+    """Issue 20: a password with '@' and '/' was redacted in our message but the driver's appended text (and its
+    DNS lookup of the password's tail as a host) still showed part of it; such a URI never reaches the driver."""
+    import pymongo
+    import helpers.db.store as store_mod
+
+    looked_up = []
+    monkeypatch.setattr(store_mod, "MongoClient", lambda *a, **k: looked_up.append(a) or pymongo.MongoClient(*a, **k))
+    settings = load_settings({}).with_(mongodb_uri=uri)
+    with pytest.raises(StoreUnavailable) as info:
+        open_store(settings)
+    assert_hidden(str(info.value), secret, "alice:")
+    assert looked_up == [] and "percent-encode" in str(info.value)
+
+
+def test_a_drivers_message_is_scrubbed_of_every_credential_piece():
+    from helpers.db.redact import scrub_secrets
+
+    uri = "mongodb://alice:s3cr3tPW@db.example.com/"
+    text = "auth failed for alice with s3cr3tPW at db.example.com"
+    assert_hidden(scrub_secrets(text, uri), "s3cr3tPW") and "db.example.com" in scrub_secrets(text, uri)

@@ -141,3 +141,43 @@ def test_cli_recalls_across_processes_and_users(tmp_path):
     assert "UA1432" in shown["system"][shown["system"].index(MEMORY_OPEN):]
     assert "UA1432" in run_cli("What is my flight number?\n", "--user", "maya", *common).stdout
     assert "UA1432" not in run_cli("What is my flight number?\n", "--user", "bob", *common).stdout
+
+
+def _status_error(cls, code: int):
+    import anthropic
+    import httpx
+
+    request = httpx.Request("POST", "https://api.anthropic.com/v1/messages")
+    return cls(f"{code} (test)", response=httpx.Response(code, request=request), body=None)
+
+
+def test_background_retries_are_bounded_and_a_404_is_not_retried(settings, monkeypatch):
+    """Issue 20: a 404 from the extraction model was retried on every later turn (12 turns: 78 calls); now each
+    exchange is tried once and counted as skipped, and retryable failures wait in a list of at most
+    FACTS_PENDING_MAX."""
+    import anthropic
+
+    client, store = get_client(settings), mongomock_store()
+    memory = vector(client, settings, store, background=True)
+    calls = []
+
+    def not_found(*args, **kwargs):
+        calls.append(args)
+        raise _status_error(anthropic.NotFoundError, 404)
+    monkeypatch.setattr(memory.long_term.facts, "remember", not_found)
+    for i in range(12):
+        memory.turn(f"Day {i}: my locker code is {4400 + i}.")
+    memory.close()
+    assert len(calls) == 12 and memory.long_term._retry == []
+    assert memory.stats["memory_skipped"] == 12
+
+    retry_store = mongomock_store()
+    again = vector(client, settings, retry_store, background=True)
+    monkeypatch.setattr(again.long_term, "FACTS_PENDING_MAX", 3)
+    monkeypatch.setattr(again.long_term.facts, "remember",
+                        lambda *a, **k: (_ for _ in ()).throw(_status_error(anthropic.InternalServerError, 500)))
+    for i in range(8):
+        again.turn(f"Day {i}: tacos near Echo Park?")
+        assert len(again.long_term._retry) <= 3
+    again.close()
+    assert len(again.long_term._retry) <= 3 and again.stats["memory_skipped"] >= 1

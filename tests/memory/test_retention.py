@@ -111,3 +111,12 @@ def test_bounded_memory_carries_the_facts_it_is_responsible_for(monkeypatch, tmp
     exchange = [{"role": "user", "content": "z", "tokens": 5}, {"role": "assistant", "content": "w", "tokens": 5}]
     fields, _info, _left_out = memory._fold(session, exchange, base=10)
     assert seen == [["a"]] and fields["facts"] == ["a", "b"] and fields["missing"] == ["b"]
+
+
+def test_numbers_are_matched_as_whole_tokens():
+    """Issue 20: "4411" is not kept in "44112", nor "7:45" in "17:45"; "7:45pm" is kept as "7:45 pm"."""
+    assert fact_present("The user's locker code is 4411.", "The user's locker code is 4411.")
+    assert not fact_present("The user's locker code is 4411.", "The user's locker code is 44112.")
+    assert not fact_present("The user's locker code is 4411.", "The user's locker code is 34411.")
+    assert not fact_present("Dinner is at 7:45.", "Dinner is at 17:45.")
+    assert fact_present("Dinner is at 7:45pm.", "Dinner is at 7:45 pm.")
