@@ -107,9 +107,9 @@ def has_answer(reply: str, expect: list[list[str]]) -> bool:
 
 
 def _whole(option: str) -> str:
-    """`option` as a whole word: an inflection may follow a word ("dinosaur" finds "dinosaurs"), an ordinal or
+    """`option` as a whole word: an ending may follow a word ("dinosaur" finds "dinosaurs"), an ordinal or
     am/pm a number ("25" finds "25th"), but no other letter or digit on either side."""
-    tail = r"(?:st|nd|rd|th|am|pm)?" if option[-1:].isdigit() else r"(?:s|es|ed|d|ing|'s|\u2019s)?"
+    tail = r"(?:st|nd|rd|th|am|pm)?" if option[-1:].isdigit() else r"(?:s|es|ed|d|ing|y|ies|er|ers|'s|\u2019s)?"
     return rf"(?<!\w){re.escape(option.lower())}{tail}(?!\w)"
 
 
