@@ -309,7 +309,7 @@ def test_gauge_html_scales_to_the_budget():
     # a round scale past the budget: the budget line inside the bar, labelled, with 0 and the scale at the ends
     scale = re.search(r'right:0">([\d,]+) tokens<', html)
     assert scale and int(scale[1].replace(",", "")) == 200 and ">0</span>" in html
-    assert "left:75.00%" in html and 'class="gte-gauge-budget"' in html and ">150</span>" in html
+    assert "left:75.00%" in html and "right:25.00%" in html and "window budget 150 ┐</span>" in html
     assert "system ?" in gauge_html({"system": None, "summary": 0, "memories": 0, "window": 0, "budget": None})
 
 

@@ -60,9 +60,10 @@ def gauge_html(gauge: dict) -> str:
         left = min(100.0, 100 * (fixed + budget) / scale)
         marker = (f'<div title="{"context" if shared else "window"} budget" style="position:absolute;left:{left:.2f}%;top:-3px;bottom:-3px;'
                   'border-left:2px dashed #e53935"></div>')
-    bar = (f'<div style="position:relative;display:flex;height:14px;border-radius:3px;'
-           f'background:var(--jp-layout-color3,#eee);margin:4px 0 0 0">{segments}{marker}</div>')
-    bar += _scale_html(scale, fixed + budget if budget else None, "context budget" if shared else "window budget")
+    above, below = _scale_html(scale, fixed + budget if budget else None,
+                               "context budget" if shared else "window budget")
+    bar = (f'{above}<div style="position:relative;display:flex;height:14px;border-radius:3px;'
+           f'background:var(--jp-layout-color3,#eee);margin:0">{segments}{marker}</div>{below}')
 
     def label(name: str) -> str:
         value = parts[name]
@@ -91,17 +92,21 @@ def _round_up(value: float) -> int:
     return int(10 * power)
 
 
-def _scale_html(scale: int, budget_at: int | None, budget_name: str) -> str:
-    """The gauge's scale: 0 and the scale's end in tokens at the ends, the budget's value under its line."""
-    row = f'<div class="gte-gauge-scale" style="position:relative;height:14px;font-size:10px;{_MUTED}">'
-    row += '<span style="position:absolute;left:0">0</span>'
-    row += f'<span style="position:absolute;right:0">{scale:,} tokens</span>'
+def _scale_html(scale: int, budget_at: int | None, budget_name: str) -> tuple[str, str]:
+    """(above the bar: the budget's name and value over its line; below it: 0 and the scale's end in tokens)."""
+    above = ""
     if budget_at:
         left = min(100.0, 100 * budget_at / scale)
-        row += (f'<span class="gte-gauge-budget" title="{budget_name}" style="position:absolute;left:{left:.2f}%;'
-                f'transform:translateX(-50%);color:#e53935;white-space:nowrap;background:var(--jp-layout-color1,#fff)">'
-                f'{budget_at:,}</span>')
-    return row + "</div>"
+        # the text sits beside the line on the side with room, so it never runs past the bar's ends
+        side, text = ((f"right:{100 - left:.2f}%", f"{budget_name} {budget_at:,} ┐") if left > 50
+                      else (f"left:{left:.2f}%", f"┌ {budget_name} {budget_at:,}"))
+        above = (f'<div style="position:relative;height:14px;font-size:10px;margin-top:4px">'
+                 f'<span class="gte-gauge-budget" title="{budget_name}" style="position:absolute;{side};'
+                 f'color:#e53935;white-space:nowrap">{text}</span></div>')
+    below = (f'<div class="gte-gauge-scale" style="position:relative;height:14px;font-size:10px;{_MUTED}">'
+             f'<span style="position:absolute;left:0">0</span>'
+             f'<span style="position:absolute;right:0">{scale:,} tokens</span></div>')
+    return above, below
 
 
 def log_html(lines: list[tuple[str, str]]) -> str:
