@@ -64,13 +64,15 @@ def run_longmem_cmd(args: argparse.Namespace) -> int:
     try:
         kwargs = {"methods": methods} if methods else {}
         result = run_longmem(_conversations(args), args.budgets, store=args.store, progress=progress,
-                             details=args.details, **kwargs)
+                             details=args.details or bool(args.out), **kwargs)  # a results file keeps them
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     result["split"] = args.split
     if args.out:
         write_results(args.out, args.split, result, source)
+        if not args.details:
+            result["rows"] = [{k: v for k, v in row.items() if k != "details"} for row in result["rows"]]
     print(json.dumps(result) if args.json else format_markdown(result) if args.markdown else format_table(result))
     return 0
 
