@@ -281,8 +281,11 @@ def _outcome(ctx: _Ctx, conv: Conversation, q: Question, request: dict) -> dict:
     when every gold group is there), evidence coverage (share of evidence turns sent verbatim), tokens."""
     recall = answer_recall(request, q.answer) if q.answer is not None else float(gold_in_request(request, q.gold))
     evidence = evidence_coverage(request, [_line(conv.turns[i]) for i in q.evidence])
-    return {"user": conv.user_id, "qid": q.qid, "category": q.category, "question": q.text,
-            "recalled": round(recall, 4), "evidence": evidence, "tokens": ctx.count(request)}
+    out = {"user": conv.user_id, "qid": q.qid, "category": q.category, "question": q.text,
+           "recalled": round(recall, 4), "evidence": evidence, "tokens": ctx.count(request)}
+    if q.answer is not None:  # real data stays out of results files (its licence): the question id is enough
+        out.pop("question")
+    return out
 
 
 def _mean(values: list[float]) -> float | None:
