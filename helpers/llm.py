@@ -100,6 +100,8 @@ def live_calls() -> int:
 class LiveCallLimit(anthropic.APIError):
     """MAX_LIVE_CALLS live requests were sent by this process: a runaway loop stops here (never retried)."""
 
+    says_why = True  # helpers.memory.errors shows its message as it is
+
 
 class LiveTransport(httpx2.BaseTransport):
     """The live client's transport: counts requests against a per-process cap; on 429/529 says why (shared key)."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 import anthropic
 
 from helpers.db.store import short_reason
-from helpers.llm import LiveCallLimit
 
 __all__ = ["EmptyMessageError", "TurnError", "SessionConflict", "explain", "explain_store"]
 
@@ -37,13 +36,14 @@ def explain(err: anthropic.APIError) -> str:
         return "the model did not answer in time (after retries); your message is saved — try again."
     if isinstance(err, anthropic.APIConnectionError):
         return "could not reach the model (after retries); your message is saved — check the network and try again."
-    if isinstance(err, LiveCallLimit):
+    if getattr(err, "says_why", False):  # an error that explains itself (helpers.llm.LiveCallLimit)
         return f"{message} Your message is saved."
     if isinstance(err, anthropic.RateLimitError):
-        return ("rate limited by the API (after retries; a class sharing one key shares its per-minute limit); your "
-                "message is saved — wait a moment and try again.")
+        return ("rate limited by the API (after retries); your message is saved — wait a moment and try again "
+                "(a class sharing one key shares its per-minute limit).")
     if isinstance(err, anthropic.APIStatusError) and err.status_code == 529:
-        return "the API is overloaded (HTTP 529, after retries); your message is saved — wait a moment and try again."
+        return "the model call failed with HTTP 529 (after retries): the API is overloaded; your message is saved — " \
+               "wait a moment and try again."
     if isinstance(err, anthropic.APIStatusError):
         return f"the model call failed with HTTP {err.status_code} (after retries); your message is saved — try again."
     return f"the model call failed: {err.__class__.__name__}; your message is saved — try again."
