@@ -9,8 +9,6 @@ from typing import Callable
 
 import anthropic
 
-from helpers.llm import is_offline
-from helpers.offline.bpe import count_text_tokens
 
 __all__ = [
     "count_request_tokens",
@@ -75,6 +73,8 @@ def local_tokens(text: str) -> int:
     """Tokens of `text` by the local BPE (the Claude-2 vocabulary in `anthropic-tokenizer`): an offline count.
 
     The offline model counts with it; it is close to, but not, what a live Claude model counts."""
+    from helpers.offline.bpe import count_text_tokens  # loaded only when asked for: live code never needs it
+
     return count_text_tokens(text)
 
 
@@ -82,6 +82,8 @@ def text_counter(client: anthropic.Anthropic, live: Callable[[str], int], cache_
                  ) -> Callable[[str], int]:
     """`text -> tokens` for `client`, chosen once: for the offline model its own tokenizer (`local_tokens`, the
     numbers its `count_tokens` gives, without a round trip); live, `live` (a `count_tokens` call) cached per text."""
+    from helpers.llm import is_offline  # here, not at import: importing tokens never loads the offline model
+
     if is_offline(client):
         return local_tokens
     cache: dict[str, int] = {}

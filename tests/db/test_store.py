@@ -283,7 +283,7 @@ def test_missing_binary_falls_back_to_mongomock_loudly(tmp_path, monkeypatch, ca
     assert fallback.kind == "mongomock" and not fallback.persistent
     assert "nothing will persist" in capsys.readouterr().err
     assert fallback.append_log("u", "s", "user", "x") == 1
-    with pytest.raises(StoreUnavailable, match=r"python -m helpers\.localserver start"):
+    with pytest.raises(StoreUnavailable, match=r"python -m helpers\.db\.server start"):
         open_store(cfg, fallback=False)
 
 
