@@ -105,7 +105,9 @@ def test_table_rates_by_relation_and_overall():
 # - held out (phrasing_holdout_5.json, written blind by a helper who never saw the reader, measured once after the
 #   round-5 reader was committed: 117 pairs, 54 absent): 78 correct (66.7%), 33 false "I don't know" (28.2%), 15 of
 #   54 invented. It loads with load_corpus("held_out"), which raises CorpusMissing (the test FAILS) while it is missing.
-FIGURES = {"tuning": (484 / 617, 116 / 617, 39), "held_out": (78 / 117, 33 / 117, 15)}
+# Issue 20: answers are matched as whole words ("teal" is not found in "steal"); re-measured offline
+# (`python -m helpers.bench.reader_eval`, both parts): tuning 482 correct, 116 false IDK, 39 invented; held out 77, 33, 15.
+FIGURES = {"tuning": (482 / 617, 116 / 617, 39), "held_out": (77 / 117, 33 / 117, 15)}
 
 
 # The suite's fast regression floor: a fixed sample of each part (every 16th tuning item, every 6th held-out one),
