@@ -106,7 +106,8 @@ def test_table_rates_by_relation_and_overall():
 #   round-5 reader was committed: 117 pairs, 54 absent): 78 correct (66.7%), 33 false "I don't know" (28.2%), 15 of
 #   54 invented. It loads with load_corpus("held_out"), which raises CorpusMissing (the test FAILS) while it is missing.
 # Issue 20: answers are matched as whole words ("teal" is not found in "steal"); re-measured offline
-# (`python -m helpers.bench.reader_eval`, both parts): tuning 482 correct, 116 false IDK, 39 invented; held out 77, 33, 15.
+# (`python -m helpers.bench.reader_eval`, both parts): tuning 482 correct, 116 false IDK, 39 invented;
+# held out 77, 33, 15.
 FIGURES = {"tuning": (482 / 617, 116 / 617, 39), "held_out": (77 / 117, 33 / 117, 15)}
 
 
