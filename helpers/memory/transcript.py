@@ -30,6 +30,7 @@ __all__ = ["Turn", "parse_when", "read_transcript", "read_transcript_file", "num
 MAX_LINE_CHARS = 1_000_000       # one transcript line (a turn with an image block fits; a 20 MB line does not)
 MAX_IMPORT_BYTES = 20_000_000    # one transcript file
 MAX_IMPORT_TURNS = 100_000       # turns in one import
+NO_USER_TURN = "the transcript has no user turn; a conversation needs at least one message from the user"
 MAX_SPEAKER_CHARS = 200
 
 MARKER = re.compile(r"^\s*\(?\s*conversation\s+on\s+(?P<date>[^()]+?)\s*\)?\s*$", re.I)
@@ -110,11 +111,13 @@ def read_transcript(lines: Iterable[str], name: str = "<transcript>") -> list[Tu
         turns.append(Turn(item["role"], item["content"], ts, max(conversation, 0),
                           speaker if isinstance(speaker, str) and speaker.strip() else None))
         try:
-            check_turn(turns[-1], first=len(turns) == 1)
+            check_turn(turns[-1])
         except ValueError as err:
             raise ValueError(f"{name}:{n}: {err}") from None
     if len(turns) > MAX_IMPORT_TURNS:
         raise ValueError(f"{name}: {len(turns):,} turns > {MAX_IMPORT_TURNS:,}; import it in parts")
+    if turns and not any(t.role == "user" for t in turns):
+        raise ValueError(f"{name}: {NO_USER_TURN}")
     if conversation < 0:  # no marker: a new day starts a new conversation
         number_conversations(turns)
     return turns
@@ -231,14 +234,10 @@ def _check_blocks(where: str, role: str, blocks: list) -> None:
                 raise ValueError(f"{here}: tool_result content must be text or blocks")
 
 
-def check_turn(turn: Turn, *, first: bool = False) -> None:
-    """Raise ValueError unless `turn` is what a typed turn may be (see the module docstring); `first`: the
-    transcript's first turn, which must be the user's (a window never starts with an assistant message)."""
+def check_turn(turn: Turn) -> None:
+    """Raise ValueError unless `turn` is what a typed turn may be (see the module docstring)."""
     if turn.role not in ("user", "assistant"):
         raise ValueError(f"role must be 'user' or 'assistant', got {turn.role!r}")
-    if first and turn.role != "user":
-        raise ValueError("the transcript starts with an assistant turn; it must open with the user's turn "
-                         "(the Messages API needs the window to start with a user message)")
     if isinstance(turn.content, str):
         try:
             check_user_text(turn.content)
@@ -264,9 +263,14 @@ def check_turns(turns: list[Turn]) -> None:
     total = 0
     for i, turn in enumerate(turns):
         try:
-            check_turn(turn, first=i == 0)
+            check_turn(turn)
         except ValueError as err:
             raise ValueError(f"turns[{i}]: {err}") from None
         total += len(turn.content) if isinstance(turn.content, str) else 0
         if total > MAX_IMPORT_BYTES:
             raise ValueError(f"transcript too large (over {MAX_IMPORT_BYTES:,} characters); import it in parts")
+    # A transcript may open with the other side (a greeting, or the friend who spoke first): that turn is logged
+    # and summarised, and the window, which the Messages API needs to start with a user message, never starts
+    # with it. A transcript with no user turn at all has no exchange to keep, so it is refused.
+    if turns and not any(turn.role == "user" for turn in turns):
+        raise ValueError(NO_USER_TURN)

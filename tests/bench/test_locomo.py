@@ -47,13 +47,15 @@ def test_reader_dates_turns_maps_speakers_appends_captions_and_drops_category_5(
     assert conv.questions[1].evidence == [0]  # "D1:1; D9:9": the known turn kept, the unknown one dropped
 
 
-def test_whoever_speaks_first_plays_the_user(tmp_path):
+def test_speaker_a_plays_the_user_even_when_speaker_b_opens(tmp_path):
     sample = _sample("conv-1")
     sample["conversation"]["speaker_a"], sample["conversation"]["speaker_b"] = "Ben", "Ana"
     path = tmp_path / "swapped.json"
     path.write_text(json.dumps([sample]))
     conv = read_locomo(path)[0]
-    assert (conv.user, conv.friend) == ("Ana", "Ben") and conv.turns[0]["role"] == "user"
+    assert (conv.user, conv.friend) == ("Ben", "Ana") and conv.turns[0]["role"] == "assistant"
+    turns = read_transcript_file(str(write_transcript(conv, tmp_path / "t.jsonl")))  # the import reader takes it
+    assert turns[0].role == "assistant" and turns[1].role == "user"
 
 
 def test_transcript_goes_through_the_import_reader_with_sessions_and_names(locomo_file, tmp_path):

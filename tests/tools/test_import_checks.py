@@ -154,3 +154,25 @@ def test_a_long_import_leaves_nothing_out_of_the_summary(settings):
     assert result["summary_calls"] >= (160 - len(result["window"])) // 10  # one call per bounded chunk
     assert store.logs.count_documents({"status": {"$ne": "ok"}}) == 0
     assert result["summary_covers"]["first_seq"] == 1  # from the very first turn on
+
+
+@pytest.mark.parametrize("stage", ["bounded", "vector"])
+def test_a_transcript_that_opens_with_the_other_side_imports_and_the_window_starts_with_the_user(settings, stage):
+    """A real conversation may open with the other speaker (LoCoMo's often do): the import takes it, that turn is
+    logged and kept in memory, and the request still starts with a user message, as the Messages API needs."""
+    from helpers.db.store import mongomock_store
+    from helpers.llm import get_client
+    from helpers.memory import BoundedMemory, VectorMemory
+    from helpers.memory.importer import import_turns
+    from test_sanitiser import HashEmbedder
+
+    store = mongomock_store()
+    kind, extra = (VectorMemory, {"embedder": HashEmbedder()}) if stage == "vector" else (BoundedMemory, {})
+    memory = kind(get_client(settings, max_retries=0), settings, store=store, user_id="u", session_id="s", **extra)
+    turns = [{"role": "assistant", "content": "Hey Ana! My sister's cat is called Miso."}, *GOOD,
+             {"role": "user", "content": "What should I pack for Denver?"}]
+    result = import_turns(memory, turns)
+    assert result["imported"] == 4 and store.logs.count_documents({}) == 4
+    request = memory.build_request("And what was the name of the cat?")
+    assert request["messages"][0]["role"] == "user"
+    assert store.logs.count_documents({"role": "assistant", "content": {"$regex": "Miso"}}) == 1  # the opener is kept

@@ -3,7 +3,8 @@
 The format (Maharana et al., 2024, `snap-research/LoCoMo`, `data/locomo10.json`; CC BY-NC, never
 committed here: read from a path): a list of samples, each with `conversation` (`speaker_a`, `speaker_b`,
 `session_N` turn lists `{speaker, dia_id, text[, blip_caption]}`, `session_N_date_time`) and `qa`
-(`{question, answer, evidence, category}`). Whoever speaks first plays the user, the other the assistant; a turn
+(`{question, answer, evidence, category}`). Speaker A plays the user and speaker B the assistant (as the data's
+README says; a conversation may open with either); a turn
 that shared a photo gets ` [shares a photo of CAPTION]` appended; category 5 (no answer) is left out.
 
 Scoring, as the data's README says: **answer recall** is the share of the gold answer's content words
@@ -88,9 +89,6 @@ def _sessions(conv: dict) -> list[int]:
 def _conversation(index: int, sample: dict) -> Conversation:
     conv = sample["conversation"]
     user, friend = conv["speaker_a"], conv["speaker_b"]
-    first = next((conv[f"session_{n}"][0]["speaker"] for n in _sessions(conv)), user)
-    if first == friend:  # whoever speaks first plays the user: an import must open with the user's turn
-        user, friend = friend, user
     out = Conversation(index, str(sample.get("sample_id") or f"sample-{index}"), user, friend)
     where: dict[str, int] = {}
     for session, n in enumerate(_sessions(conv)):
