@@ -167,9 +167,11 @@ def test_kinds_filter(index):
 
 
 def test_add_episode_keeps_exact_words_and_is_idempotent(index):
-    first = index.add_episode("u", "s1", 7, "Book the table for 19:30 at Bestia, party of 4.", "Done.")
-    again = index.add_episode("u", "s1", 7, "Book the table for 19:30 at Bestia, party of 4.", "Done.")
-    other = index.add_episode("u", "s1", 9, "Book the table for 19:30 at Bestia, party of 4.", "Done.")
+    said, later = datetime(2026, 11, 1, 19, tzinfo=timezone.utc), datetime(2026, 11, 2, 19, tzinfo=timezone.utc)
+    first = index.add_episode("u", "s1", 7, "Book the table for 19:30 at Bestia, party of 4.", "Done.", now=said)
+    again = index.add_episode("u", "s1", 7, "Book the table for 19:30 at Bestia, party of 4.", "Done.", now=said)
+    # stated a day later (two calls in one test can fall in the same clock tick: then neither is "later")
+    other = index.add_episode("u", "s1", 9, "Book the table for 19:30 at Bestia, party of 4.", "Done.", now=later)
     assert first == again != other
     hits = index.search("u", "What time is the Bestia booking?", k=3)
     assert len(hits) == 2 and hits[0].text == "User: Book the table for 19:30 at Bestia, party of 4.\nAssistant: Done."
