@@ -23,6 +23,7 @@ NUMBER = re.compile(r"(?<![\w.])[~≈]?\d[\d,]*(?:\.\d+)?\s*(?:%|×|x(?![\w]))|\
 ALLOWED = [
     ("03_", "0.1× the input price", "Anthropic's price rule for cache reads"),
     ("03_", "at 1.25×", "Anthropic's price rule for 5-minute cache writes"),
+    ("03_", "writes its prefix at 1.25x", "the same price rule, in an exercise solution's comment"),
     ("03_", "# 5× — both prices are five times Haiku's", "a ratio of two list prices, stated as such"),
     ("06_", "0% … 100% of the budget", "the range of shares the sweep tries"),
     ("", "95% interval", "the confidence level of an interval (a definition, not a measured figure)"),
