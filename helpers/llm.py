@@ -15,7 +15,7 @@ from helpers.config import OFFLINE_NOTE, Settings, load_settings
 from helpers.offline import FaultPlan, OfflineModel, OfflineTransport
 
 __all__ = ["get_client", "is_offline", "offline_transport", "mode_line", "LiveCallLimit", "LiveTransport",
-           "live_calls", "live_cost", "OFFLINE_USAGE"]
+           "live_calls", "live_cost", "OFFLINE_USAGE", "REPLY_TOKENS"]
 
 _OFFLINE_KEY = "offline-no-key"          # never sent anywhere: the transport answers in-process
 _OFFLINE_BASE_URL = "http://offline.invalid"
@@ -88,6 +88,11 @@ def mode_line(client: anthropic.Anthropic) -> str:
 
 # ---------------------------------------------------------------------------- live guard (classroom safety)
 
+# The reply length, in tokens (local BPE, an offline count), of a real model asked for "under 120 words" (~100-200);
+# the offline model's own replies are short (~30). Simulations pad offline replies to it (helpers.sim.simulate),
+# and the stand-in for the live API in tests (GTE_LIVE_STUB=1) answers at that length too.
+REPLY_TOKENS = 150
+
 _LIVE = {"calls": 0}
 _LIVE_LOCK = threading.Lock()
 
@@ -109,7 +114,7 @@ class LiveTransport(httpx2.BaseTransport):
     def __init__(self, cap: int, retries: int, inner: httpx2.BaseTransport | None = None):
         self.cap, self.retries = cap, retries
         if inner is None and os.environ.get("GTE_LIVE_STUB") == "1":  # tests: count "live" calls, answer offline
-            inner = OfflineTransport(OfflineModel(), faults="")
+            inner = OfflineTransport(OfflineModel(reply_tokens=REPLY_TOKENS), faults="")  # a live reply's length
         self.inner = inner or httpx2.HTTPTransport()
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:

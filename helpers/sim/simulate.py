@@ -12,7 +12,7 @@ import numpy as np
 from tqdm import tqdm  # text bar: a widget bar saved in a notebook shows "model not found" after a reload
 
 from helpers.config import Settings
-from helpers.llm import get_client, offline_transport
+from helpers.llm import REPLY_TOKENS, get_client, offline_transport
 from helpers.offline import SimClock
 from helpers.memory import BoundedMemory, CachedHistoryMemory, HistoryMemory, StatelessMemory, TurnResult, VectorMemory
 from helpers.pricing import CostLedger, Price, cost_of, price_of
@@ -147,11 +147,9 @@ def make_strategy(name: str, client: anthropic.Anthropic, settings: Settings, **
 
 SIMULATION_CONTEXT_WINDOW = 100_000_000  # offline window for simulations: large enough never to overflow
 
-# The reply length every simulation assumes, in tokens (local BPE, an offline count). The offline model's own
-# replies are short (~30 tokens); a real model asked for "under 120 words" writes ~100-200. Simulated replies are
-# padded to this length with neutral text that states nothing (helpers.offline.model.PADDING), so what the
-# model is told, and therefore every memory effect, is unchanged; only the tokens are realistic.
-REPLY_TOKENS = 150
+# REPLY_TOKENS (helpers.llm): the reply length every simulation assumes. Simulated replies are padded to it with
+# neutral text that states nothing (helpers.offline.model.PADDING), so what the model is told, and therefore every
+# memory effect, is unchanged; only the tokens are realistic.
 
 # Simulated time between two user turns, in seconds: reading a reply and typing the next message. The offline
 # prompt cache runs on a simulated clock moved by this much per turn, so 5-minute cache entries live as long as
