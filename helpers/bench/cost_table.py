@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from helpers.config import Settings, load_settings
+from helpers.retrieval.embeddings import get_embedder
 from helpers.pricing import CHAT_KIND, PRICING_SOURCE, CostLedger, cost_of
 from helpers.sim.scripts import TRIP_PERSONA, trip_script
 from helpers.sim.simulate import REPLY_TOKENS, SECONDS_PER_TURN, make_strategy, simulate, simulation_client
@@ -64,6 +65,36 @@ class _Marked:
         return result
 
 
+class _SameBatches:
+    """An embedder that computes each batch of texts once per process: the vector rows index the same turns
+    (the same script, often the same replies), so a batch seen in an earlier run is not embedded again. Only an
+    identical batch is reused, so every vector is the one the wrapped embedder computed for that very call."""
+
+    def __init__(self, embedder: Any):
+        self.embedder, self.name, self.dim, self._seen = embedder, embedder.name, embedder.dim, {}
+
+    def __getattr__(self, name: str) -> Any:  # e.g. Voyage's embed_query: passed through, not memoised
+        return getattr(self.embedder, name)
+
+    def embed(self, texts: list[str]) -> Any:
+        key = tuple(texts)
+        if key not in self._seen:
+            self._seen[key] = self.embedder.embed(list(texts))
+        return self._seen[key].copy()
+
+    def embed_one(self, text: str) -> Any:
+        return self.embed([text])[0]
+
+
+_EMBEDDERS: dict = {}
+
+
+def _embedder(settings: Settings) -> _SameBatches:
+    """One batch-memoising embedder per process and underlying embedder (shared by the vector runs)."""
+    inner = get_embedder(settings)
+    return _EMBEDDERS.setdefault(id(inner), _SameBatches(inner))
+
+
 def _empty() -> dict:
     return {"calls": 0, **{k: 0 for k in KINDS}, "usd": 0.0}
 
@@ -97,6 +128,8 @@ def _run(name: str, options: dict, settings: Settings, turns: int, model: str,
     """One strategy over `turns` scripted turns: (ledger entries, entry count after each turn, request sizes)."""
     run_settings = settings.with_(chat_model=model, summary_model=model, extraction_model=model)
     client = simulation_client(run_settings)
+    if name.startswith("vector"):  # the vector rows share one embedder that embeds each batch of texts once
+        options = {**options, "embedder": _embedder(run_settings)}
     strategy = _Marked(make_strategy(name, client, run_settings, system=TRIP_PERSONA, ledger=CostLedger(), **options))
     result = simulate(strategy, trip_script(turns), name=name, progress=progress)
     if hasattr(strategy, "close"):
@@ -104,8 +137,9 @@ def _run(name: str, options: dict, settings: Settings, turns: int, model: str,
     return list(strategy.ledger.entries), strategy.marks, result.request_tokens
 
 
-def _run_task(task: tuple) -> tuple[list, list, list[int]]:
-    return _run(*task)
+def _run_tasks(tasks: list[tuple]) -> list[tuple[list, list, list[int]]]:
+    """Several runs one after the other in one process (the vector rows: they share the embedder's batches)."""
+    return [_run(*task) for task in tasks]
 
 
 def crossover_turn(ours: list[float], theirs: list[float]) -> int | None:
@@ -149,11 +183,16 @@ def cost_table(checkpoints: Iterable[int] = CHECKPOINTS, *, models: Iterable[str
     tasks = {(name, model if caches else models[0]): (name, options, settings, turns, model if caches else models[0],
                                                       progress and jobs == 1)
              for _label, name, options, caches in rows for model in models}
+    # the vector runs stay together in one process, so each batch of texts is embedded once; they take longest,
+    # so with jobs > 1 they start first and the other runs share the remaining processes
+    vector = [key for key in tasks if key[0].startswith("vector")]
+    groups = ([vector] if vector else []) + [[key] for key in tasks if key not in vector]
     if jobs > 1:
         with concurrent.futures.ProcessPoolExecutor(max_workers=jobs) as pool:
-            runs = dict(zip(tasks, pool.map(_run_task, tasks.values())))
+            done = list(pool.map(_run_tasks, [[tasks[key] for key in group] for group in groups]))
     else:
-        runs = {key: _run_task(task) for key, task in tasks.items()}
+        done = [_run_tasks([tasks[key] for key in group]) for group in groups]
+    runs = {key: run for group, results in zip(groups, done) for key, run in zip(group, results)}
     for label, name, options, caches in rows:
         out["strategies"][label] = {"registry": name, "options": options, "prompt_caching": caches, "by_model": {}}
         for model in models:
