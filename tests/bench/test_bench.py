@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from helpers.bench import build_parser, main
-from helpers.bench.cost_table import KINDS, ROWS, cost_table, crossover_turn
+from helpers.bench.cost_table import KINDS, ROWS, _SameBatches, cost_table, crossover_turn
 from helpers.sim.simulate import REPLY_TOKENS
 
 KEYS = {"turns", "total_input_tokens", "total_output_tokens", "max_turn_input_tokens", "cost_usd",
@@ -103,3 +103,33 @@ def test_side_by_side_on_a_short_run_orders_as_expected():
     # the bounded window never outgrows its budget by more than the newest exchange; naive keeps everything
     assert bounded["max_request_tokens"] < naive["max_request_tokens"]
     assert bounded["chat"]["input"] < naive["chat"]["input"] and bounded["maintenance"]["calls"] > 0
+
+
+def test_the_vector_rows_embed_each_batch_once_and_get_the_embedders_own_vectors():
+    import numpy as np
+
+    class Counting:
+        name, dim, calls = "counting", 3, []
+
+        def embed(self, texts):
+            self.calls.append(list(texts))
+            return np.array([[len(t), i, 1.0] for i, t in enumerate(texts)], dtype=np.float32)
+
+    inner = Counting()
+    memo = _SameBatches(inner)
+    first = memo.embed(["a", "bb"])
+    first[0, 0] = -1.0  # the caller may change what it got; the memo keeps its own copy
+    again = memo.embed(["a", "bb"])
+    assert inner.calls == [["a", "bb"]] and again.tolist() == [[1.0, 0.0, 1.0], [2.0, 1.0, 1.0]]
+    # only the very same batch is reused: a text alone, or in another batch, is the embedder's own computation
+    assert memo.embed_one("bb").tolist() == [2.0, 0.0, 1.0] and memo.embed(["bb", "a"])[0].tolist() == [2.0, 0.0, 1.0]
+    assert inner.calls == [["a", "bb"], ["bb"], ["bb", "a"]]
+    assert (memo.name, memo.dim) == ("counting", 3)
+
+
+@pytest.mark.slow  # two vector runs in subprocesses
+def test_side_by_side_in_two_processes_gives_the_same_figures_as_in_one():
+    rows = [r for r in ROWS if r[1] in ("naive", "vector", "vector_cached")]
+    one = cost_table([2, 4], models=["claude-haiku-4-5", "claude-sonnet-4-5"], rows=rows)
+    two = cost_table([2, 4], models=["claude-haiku-4-5", "claude-sonnet-4-5"], rows=rows, jobs=2)
+    assert one == two and one["strategies"]["vector (cache-aware)"]["by_model"]["claude-sonnet-4-5"]["4"]["chat"]["calls"] == 4
