@@ -275,7 +275,7 @@ def _recalled_through_retrieval(page, chat, replies_before: int) -> None:
     """Issue 23: the turn-1 fact the summary no longer holds comes back, for a question in other words, through the
     retrieved panel (labelled [fact] or [episode]); every memory sent is at or above the floor the panel states, and
     its counts (ranked, above the floor, sent) agree. Then a screenshot of each panel."""
-    summary = chat.locator(".gte-summary").inner_text()
+    summary = chat.locator(".gte-summary-text").inner_text()  # the summary itself, not its "lost" list
     assert RECALLED not in summary, f"the summary still holds {RECALLED!r}, so retrieval proves nothing: {summary}"
     _chat(page, PARAPHRASE, replies_before=replies_before)
     reply = chat.locator(".gte-log .gte-msg-assistant").nth(replies_before).inner_text()
