@@ -145,6 +145,7 @@ _IRREGULAR = {
 }
 
 
+@functools.lru_cache(maxsize=1 << 16)  # pure; the reader stems the same words of every candidate again
 def stem(word: str) -> str:
     """A light stem: 'lives', 'living', 'lived' → 'liv'; 'sister's' → 'sister'."""
     w = word.lower().replace("’", "'")
