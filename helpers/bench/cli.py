@@ -9,6 +9,7 @@ from helpers.bench.compare import add_compare
 from helpers.bench.cost import add_cost
 from helpers.bench.load import add_load
 from helpers.bench.longmem.command import add_longmem
+from helpers.bench.longmem.floor import add_floor
 from helpers.bench.overhead import add_overhead
 from helpers.bench.recall import add_recall
 from helpers.bench.retrieval import add_retrieval
@@ -16,7 +17,7 @@ from helpers.bench.retrieval import add_retrieval
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
-    add_cost, add_overhead, add_recall, add_compare, add_retrieval, add_load, add_longmem]
+    add_cost, add_overhead, add_recall, add_compare, add_retrieval, add_load, add_longmem, add_floor]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -117,10 +117,11 @@ def import_dated(memory: Any, turns: list[Any]) -> dict:
     _, info = memory.commit_exchange(session, messages, memory.base_tokens(session), remember=False, max_chunks=None)
     # entries the summary could not take stay "unsummarised" (--rebuild recovers them)
     store.set_log_status(user, sid, [m["seq"] for m in messages], "ok", only_if_status="pending")
-    if memory.retriever.units == "turns":
-        memory.retriever.index.add_turns(user, sid, [TurnUnit(m["seq"], t.role, text_of(m), t.ts, t.speaker)
-                                              for m, t in zip(messages, items)])
-    pending = _extract_facts(memory, messages, items)
+    with memory.retriever.index.holding(user):  # one writer for the batch: no re-read of the cache per fact
+        if memory.retriever.units == "turns":
+            memory.retriever.index.add_turns(user, sid, [TurnUnit(m["seq"], t.role, text_of(m), t.ts, t.speaker)
+                                                  for m, t in zip(messages, items)])
+        pending = _extract_facts(memory, messages, items)
     starts: dict[int, tuple[int, datetime | None]] = {}
     for m, t in zip(messages, items):
         starts.setdefault(t.conversation, (m["seq"], t.ts))

@@ -12,7 +12,7 @@ from helpers.config import Settings
 from helpers.conversation import strip_meta, text_of
 from helpers.memory.facts import FactMemory, FactWorker
 from helpers.memory.importer import import_dated
-from helpers.retrieval.inject import Packing, format_block, pack_by_value, with_neighbours
+from helpers.retrieval.inject import Packing, above_floor, format_block, pack_by_value, with_neighbours
 from helpers.retrieval.schema import TurnUnit
 from helpers.memory.pending import is_retryable
 from helpers.tokens import text_counter
@@ -56,6 +56,7 @@ class LongTermMemory:
         self.lexical_weight: float | None = None  # None: the index's LEXICAL_WEIGHT
         self.memory: BoundedMemory | None = None
         self._retry: list[tuple] = []
+        self.ranked: list = []  # the candidates the last search ranked (the widget counts those above the floor)
 
     def attach(self, memory: BoundedMemory) -> None:
         """Serve `memory`: build the index and fact memory on its store and client, share its stats."""
@@ -90,7 +91,9 @@ class LongTermMemory:
 
     def search(self, text: str, limit: int) -> list:
         """This user's memories for `text`, best first (helpers.retrieval.index.MemoryIndex.search)."""
-        return self.index.search(self.memory.user_id, text, k=limit, mode=self.mode, lexical_weight=self.lexical_weight)
+        self.ranked = self.index.search(self.memory.user_id, text, k=limit, mode=self.mode,
+                                        lexical_weight=self.lexical_weight)
+        return self.ranked
 
     def retrieve(self, text: str, session: dict | None = None) -> tuple[str, list]:
         """The memory block for `text` within `memory_budget` and the hits in it (none already in the window)."""
@@ -243,8 +246,12 @@ class LongTermMemory:
                           "budget": split.budget, "memory_cap": split.memory_cap, "evidence": split.evidence})
         elif self.context_budget is not None:
             gauge.update({"budget": self.context_budget, "memory_cap": 0, "evidence": "no question yet"})
+        floor = self.packing.min_similarity
         return {"memories": [h.to_dict() for h in self.facts.active(self.memory.user_id)],
+                "stored_turns": len(self.index.all(self.memory.user_id, kinds=("episode",))),
                 "retrieved": [h.to_dict() for h in hits], "memory_budget": self.memory_budget,
+                "min_similarity": floor, "ranked": len(self.ranked) if recall is not None else 0,
+                "above_floor": sum(above_floor(h, floor) for h in self.ranked) if recall is not None else 0,
                 "context_budget": self.context_budget, "facts_pending": len(session.get("facts_pending", [])),
                 "facts_skipped": session.get("facts_skipped") or 0, "gauge": gauge,
                 "split": split.to_dict() if split is not None else None}

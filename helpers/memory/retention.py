@@ -8,6 +8,7 @@ with no value word left are not checkable; with nothing checkable the score is N
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -39,6 +40,7 @@ def _tokens(text: str) -> list[str]:
     return _TOKEN.findall(text.lower().replace("\u2019", "'").replace("n't", " not"))
 
 
+@functools.lru_cache(maxsize=1 << 16)  # a pure function of one word: the same summary words every turn
 def _stem(word: str) -> str:
     """A light stem: British spellings, possessive, plural and -ing/-ed endings (peanuts → peanut)."""
     word = _SPELLING.get(word, word)

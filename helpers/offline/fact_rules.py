@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import functools
 import re
 
 from helpers.offline.language import content_stems, related, sentences, stem, words
@@ -155,6 +156,7 @@ _MULTI = {stem(w) for w in "like love enjoy hate dislike adore prefer have own v
 _VERBS = r"(?:is|are|was|were|has|have|had|'s|[a-z]+(?:s|ed))"
 
 
+@functools.lru_cache(maxsize=100_000)  # pure
 def fact_parts(fact: str) -> tuple[tuple[str, ...], str, tuple[str, ...]]:
     """(subject stems, verb stem, object stems) of a third-person fact: "The user lives in Denver" →
     (("user",), "live", ("denver",))."""
@@ -182,6 +184,7 @@ def _negated(text: str) -> bool:
     return bool(re.search(r"\b(?:not|no|never|n't|no longer)\b", text.replace("’", "'"), re.I))
 
 
+@functools.lru_cache(maxsize=200_000)  # pure; the summariser asks it for every pair of facts it keeps
 def same_fact(a: str, b: str) -> bool:
     """The same statement in (almost) the same words: its words match one to one, a synonym counting as a match."""
     sa, sb = set(content_stems(a)), set(content_stems(b))
@@ -202,6 +205,7 @@ def repeats(fact: str, kept: list[str]) -> bool:
     return all(any(same_fact(_finish(part), have) for have in kept) for part in parts)
 
 
+@functools.lru_cache(maxsize=200_000)  # pure
 def clash(new: str, old: str) -> bool:
     """Whether `new` makes `old` outdated: same subject and relation, another value (not for relations that hold many)."""
     if same_fact(new, old):

@@ -7,6 +7,7 @@ question asks for (a time, a number, a place, a name).
 
 from __future__ import annotations
 
+import functools
 import re
 
 __all__ = [
@@ -144,6 +145,7 @@ _IRREGULAR = {
 }
 
 
+@functools.lru_cache(maxsize=1 << 16)  # pure; the reader stems the same words of every candidate again
 def stem(word: str) -> str:
     """A light stem: 'lives', 'living', 'lived' → 'liv'; 'sister's' → 'sister'."""
     w = word.lower().replace("’", "'")
@@ -237,6 +239,11 @@ def words(text: str) -> list[str]:
 
 def content_stems(text: str) -> list[str]:
     """Stems of the words that carry meaning (stopwords dropped), in order, unique."""
+    return list(_content_stems(text))
+
+
+@functools.lru_cache(maxsize=100_000)  # pure; the summariser compares every kept fact with every new one
+def _content_stems(text: str) -> tuple[str, ...]:
     seen: dict[str, None] = {}
     for w in words(phrasal(text)):
         lw = w.lower()
@@ -245,7 +252,7 @@ def content_stems(text: str) -> list[str]:
         s = stem(lw)
         if s and s not in STOPWORDS:
             seen.setdefault(s, None)
-    return list(seen)
+    return tuple(seen)
 
 
 _MONTHS = "january february march april may june july august september october november december jan feb mar apr jun jul aug sep sept oct nov dec"

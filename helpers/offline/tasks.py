@@ -30,6 +30,25 @@ def _salience(fact: str, order: int, count: Callable[[str], int]) -> float:
     return (1.0 + 0.25 * min(specific, 2)) / max(count(fact), 1) ** 0.5 + 0.001 * order
 
 
+def _fewest_drops(kept: list[str], ranked: list[int], max_tokens: int, count: Callable[[str], int]) -> int:
+    """The fewest facts to drop, least salient first (`ranked`), so the rest fits `max_tokens`: found from the
+    pieces' own counts, then checked on the joined text (a few counts, not one per fact)."""
+    def fits(k: int) -> bool:
+        gone = set(ranked[:k])
+        return count(" ".join(kept[j] for j in range(len(kept)) if j not in gone)) <= max_tokens
+
+    sizes = [count(kept[i]) + 1 for i in ranked]
+    total, k = sum(sizes), 0
+    while k < len(ranked) and total > max_tokens:  # the estimate: a joined text costs about its pieces' sum
+        total -= sizes[k]
+        k += 1
+    while k > 0 and fits(k - 1):   # dropping one fewer still fits
+        k -= 1
+    while k < len(ranked) and not fits(k):  # not yet within the limit
+        k += 1
+    return k
+
+
 def summarise(last_user_text: str, max_tokens: int, count: Callable[[str], int]) -> str:
     """Merge the existing summary with the new turns: the user's statements in third person, newest value wins,
     fitted to `max_tokens` by dropping the least salient facts first (facts in <must_keep> are dropped last)."""
@@ -45,11 +64,8 @@ def summarise(last_user_text: str, max_tokens: int, count: Callable[[str], int])
         kept.append(fact)
     must_set = {m for m in must}
     ranked = sorted(range(len(kept)), key=lambda i: (kept[i] in must_set, _salience(kept[i], i, count)))
-    dropped: set[int] = set()
-    for i in ranked:
-        if count(" ".join(kept[j] for j in range(len(kept)) if j not in dropped)) <= max_tokens:
-            break
-        dropped.add(i)
+    drop = _fewest_drops(kept, ranked, max_tokens, count)
+    dropped = set(ranked[:drop])
     pieces = [kept[j] for j in range(len(kept)) if j not in dropped]
     return " ".join(pieces) if pieces else "Nothing about the user has been stated yet."
 

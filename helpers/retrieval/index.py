@@ -9,6 +9,7 @@ atlas-local) with a vector index (`create_vector_index`), vector ranking runs in
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import warnings
@@ -70,6 +71,7 @@ class MemoryIndex:
         self.stats = Counter()
         self._users: "OrderedDict[str, UserRows]" = OrderedDict()
         self._lock = threading.RLock()
+        self._held: set[str] = set()  # users whose memories only this index writes for now (holding())
         self._ensure_indexes()
 
     def __repr__(self) -> str:
@@ -142,6 +144,8 @@ class MemoryIndex:
                 self._users.popitem(last=False)
         else:
             self._users.move_to_end(user_id)
+            if user_id in self._held:
+                return rows  # holding(): every write goes through this index, which updates the cache itself
             since = rows.max_updated - REFRESH_MARGIN if rows.max_updated else datetime(1970, 1, 1, tzinfo=timezone.utc)
             for doc in self.store.memories.find({"user_id": user_id, "updated_at": {"$gte": since}}, PROJECTION):
                 if doc.get("user_id") == user_id:
@@ -153,6 +157,20 @@ class MemoryIndex:
                           f"{self.embedder.name} ({self.embedder.dim} dims); they are found by words only. Set "
                           "EMBEDDER back, or delete and re-add them.", RuntimeWarning, stacklevel=3)
         return rows
+
+    @contextlib.contextmanager
+    def holding(self, user_id: str):
+        """For a batch of writes (an import): skip the per-call refresh of `user_id`'s cached rows; this index's
+        own writes keep the cache current. Another process's writes for that user meanwhile are read afterwards."""
+        user_id = check_user_id(user_id)
+        with self._lock:
+            self._held.add(user_id)
+        try:
+            yield self
+        finally:
+            with self._lock:
+                self._held.discard(user_id)
+                self._rows(user_id)  # catch up with anything written elsewhere meanwhile
 
     def invalidate(self, user_id: str | None = None) -> None:
         """Drop the cache of one user (or all): needed only after deleting memories outside this class."""

@@ -23,7 +23,19 @@ if TYPE_CHECKING:  # pragma: no cover
     from helpers.retrieval.index import MemoryIndex
 
 __all__ = ["BLOCK_TAG", "neutralise_tags", "block_line", "day_label", "format_block", "Packing", "relevance", "in_context",
-           "pack_by_value", "with_neighbours"]
+           "pack_by_value", "with_neighbours", "MIN_SIMILARITY", "above_floor"]
+
+# The absolute relevance floor: a memory whose embedding cosine to the question is below this is never sent,
+# whatever room the budget has (with the local MiniLM, noise such as an unrelated question or the model's own
+# "I don't know that" scores -0.03..0.13). A shared word does not lift a hit over it: a lexical match alone is too
+# weak a sign ("book" in a bookshop question). Hits without a cosine (lexical mode) are not judged by it.
+# Chosen on tuning data only (`python -m helpers.bench floor`, helpers.bench.longmem.floor: vector stage, 2,000
+# tokens, local MiniLM, offline, 2026-12-01, at d96209e): the highest floor at which no question loses recall on
+# both tuning sets, floors 0 to 0.3 by 0.05, then 0.10 to 0.15 by 0.01. Generated corpus, tune split (87
+# questions): 83.9% with no floor, 85.1% from 0.05 to 0.14 (less noise leaves room), 0.15 loses a question. LoCoMo
+# tune part (385 questions): 85.0% up to 0.11, 0.12 loses one (84.8%). Voyage's cosines sit on another scale: not
+# tuned for it.
+MIN_SIMILARITY = 0.11
 
 @dataclass(frozen=True)
 class Packing:
@@ -35,6 +47,12 @@ class Packing:
     context: float = 0.3           # a turn's value gains this share of its best neighbouring turn's (tuned)
     neighbours: int = 0            # turns before/after a hit to add when budget is left (0: none; tuned)
     neighbour_value: float = 0.5   # a neighbour's value as a share of its hit's
+    min_similarity: float = MIN_SIMILARITY  # absolute floor on a hit's cosine to the question (see MIN_SIMILARITY)
+
+
+def above_floor(hit: Hit, floor: float) -> bool:
+    """True when `hit` may be sent: its cosine to the question is at least `floor` (or it has no cosine)."""
+    return hit.similarity is None or hit.similarity >= floor
 
 
 def relevance(hits: list[Hit]) -> list[float]:
@@ -122,7 +140,7 @@ def pack_by_value(hits: list[Hit], budget_tokens: int, count: Callable[[str], in
     order = sorted(range(len(hits)), key=lambda i: -values[i] / max(costs[i], 1) ** packing.cost_power)
     used, chosen, days, seen = frame, [], set(), set()
     for i in order:
-        if values[i] <= 0 or values[i] < floor:
+        if values[i] <= 0 or values[i] < floor or not above_floor(hits[i], packing.min_similarity):
             continue
         same = " ".join(block_line(hits[i]).lower().split())
         if same in seen:  # the same words said again add nothing (chit-chat repeats); the best-valued copy stays

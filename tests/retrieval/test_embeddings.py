@@ -424,4 +424,23 @@ def test_a_single_text_is_cached_and_identical_to_the_uncached_computation():
         assert np.array_equal(cached.embed([text]), vector) and cached.embed_one(text).shape == (cached.dim,)
     first[0][0, 0] += 1.0  # a caller changing its copy does not change the cache
     assert np.array_equal(cached.embed([texts[0]]), plain._embed_batches([texts[0]]))
-    assert len(cached._alone) == len(texts)
+    assert len(cached._batches) == len(texts)
+
+
+def test_a_batch_asked_again_is_cached_bit_for_bit_and_a_regrouped_text_is_computed_anew():
+    """Two memory designs replaying one script store the same exchange: the second embed is the first's cached
+    rows, bit-identical to computing the batch again; a text in another batch is computed in that batch (padding
+    to a longer text may move its last bit, so the cache never hands out a row computed in other company)."""
+    exchange = ["User: Our dinner at Bestia is at 7:45pm on Friday.",
+                "Assistant: Noted: Bestia, Friday, 7:45pm. " + "Plans work best with some slack. " * 12]
+    cached, plain = LocalMiniLM(), LocalMiniLM()
+    first = cached.embed(exchange)
+    again = cached.embed(exchange)
+    assert np.array_equal(again, first) and again.tobytes() == plain._embed_batches(exchange).tobytes()
+    again[0, 0] += 1.0  # the caller's copy, not the cache
+    assert cached.embed(exchange).tobytes() == first.tobytes() and len(cached._batches) == 1
+    reversed_pair = cached.embed(exchange[::-1])  # another key: computed, and equal to that computation
+    assert reversed_pair.tobytes() == plain._embed_batches(exchange[::-1]).tobytes() and len(cached._batches) == 2
+    alone = cached.embed(exchange[:1])
+    assert alone.tobytes() == plain._embed_batches(exchange[:1]).tobytes()
+    assert cached.embed([]).shape == (0, cached.dim)

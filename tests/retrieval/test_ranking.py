@@ -90,3 +90,22 @@ def test_hybrid_search_is_rrf_of_the_lexical_and_vector_rankings(index, query):
     fused = rrf([vector, lexical], weights=[1.0, LEXICAL_WEIGHT])
     assert [h.id for h in hybrid] == list(fused)
     assert [h.score for h in hybrid] == pytest.approx(list(fused.values()))
+
+
+def test_holding_skips_the_refresh_until_the_batch_ends_then_catches_up():
+    """An import writes through one index: while it holds a user, a write by another process (straight into the
+    store) is not re-read per call; on leaving, the cache catches up with it."""
+    store = mongomock_store()
+    mine, other = MemoryIndex(store, HashEmbedder(), backend="numpy"), MemoryIndex(store, HashEmbedder(), backend="numpy")
+
+    def add(idx, text, hours):
+        idx.insert(idx.new_doc("u", "fact", text, idx.embedder.embed([text])[0], None, now=T0 + timedelta(hours=hours)))
+
+    add(mine, TEXTS[0], 0)
+    assert len(mine.all("u", now=T0 + timedelta(days=1))) == 1
+    with mine.holding("u"):
+        add(mine, TEXTS[1], 1)      # its own write: in the cache at once
+        add(other, TEXTS[2], 2)     # another writer: not re-read while holding
+        seen = {h.text for h in mine.all("u", now=T0 + timedelta(days=1))}
+        assert seen == {TEXTS[0], TEXTS[1]}
+    assert {h.text for h in mine.all("u", now=T0 + timedelta(days=1))} == set(TEXTS[:3])

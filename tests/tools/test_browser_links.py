@@ -1,14 +1,16 @@
-"""The notebooks' "The code:" links in a real browser, in JupyterLab opened the way the README says (`run.py lab`).
+"""The notebooks in a real browser, in JupyterLab opened the way the README says (`run.py lab`): code links, git status.
 
-A fresh copy of the committed tree (git archive) stands in for a fresh clone; its run.py opens JupyterLab at the
-copy's root (setup skipped: this interpreter has everything). For each notebook, headless Chromium clicks the first
-link to a helpers/ file in its rendered markdown and checks that the file opens in a Lab editor tab showing its
-first docstring line. Screenshots of each opened file go to $TEST_ARTIFACTS or test-artifacts/ (git-ignored), in
-code_links/. Set GTE_SKIP_BROWSER=1 to skip; without it a missing /usr/bin/chromium is a failure, not a skip.
+A fresh clone of the committed tree stands in for a learner's clone; its run.py installs the output filter (as
+`run.py setup` does) and opens JupyterLab at the clone's root (installing skipped: this interpreter has everything).
+For each notebook, headless Chromium clicks the first link to a helpers/ file in its rendered markdown and checks that
+the file opens in a Lab editor tab showing its first docstring line. Then notebook 04 is run (Run All) and saved in
+Lab, and `git status --porcelain` in the clone must be empty. Screenshots go to $TEST_ARTIFACTS or test-artifacts/
+(git-ignored), in code_links/. Set GTE_SKIP_BROWSER=1 to skip; without it a missing /usr/bin/chromium is a failure.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -18,11 +20,12 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
-from tests.tools.test_browser_widget import (ARTIFACTS, CHROMIUM, CHROMIUM_FLAGS, _free_port, _require_chromium,
-                                             _wait_for_server)
+from tests.tools.test_browser_widget import (ARTIFACTS, CHROMIUM, CHROMIUM_FLAGS, KERNEL_IDLE, _free_port,
+                                             _require_chromium, _run_all, _wait_for_server)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -37,8 +40,10 @@ run_py = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(run_py)
 run_py.setup = lambda: None
 run_py.BIN, run_py.PY = Path(sys.executable).parent, Path(sys.executable)
+run_py.strip_outputs_on_commit()  # what `run.py setup` does in a clone
 run_py.lab(sys.argv[2:])
 """
+RUN_NOTEBOOK = "04_bounded_memory_mongodb.ipynb"  # runs and saves in Lab; git status must stay clean
 
 
 def _first_code_link(notebook: Path) -> str:
@@ -50,20 +55,21 @@ def _first_code_link(notebook: Path) -> str:
     raise AssertionError(f"{notebook.name} links to no helpers/ file")
 
 
-def _fresh_copy(target: Path) -> Path:
-    target.mkdir()
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", "HEAD"], capture_output=True, check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
+def _fresh_clone(target: Path) -> Path:
+    """A clone of this checkout's HEAD (what a learner gets from `git clone`)."""
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(target)], check=True)
     return target
 
 
-def test_each_notebooks_code_link_opens_the_helper_file_in_lab(tmp_path):
-    _require_chromium()
-    from playwright.sync_api import sync_playwright
+def _status(clone: Path) -> str:
+    return subprocess.run(["git", "-C", str(clone), "status", "--porcelain"], capture_output=True, text=True,
+                          check=True).stdout
 
-    clone = _fresh_copy(tmp_path / "clone")
-    notebooks = sorted((clone / "notebooks").glob("0*.ipynb"))
-    assert len(notebooks) >= 7
+
+@contextlib.contextmanager
+def _lab_in_clone(tmp_path: Path) -> Iterator[tuple[Path, int, Path]]:
+    """(clone, port, log): JupyterLab started through the clone's run.py; stopped by SIGTERM, which run.py forwards."""
+    clone = _fresh_clone(tmp_path / "clone")
     env = {**os.environ, "PYTHONPATH": str(clone), "GTE_DATA_DIR": str(tmp_path / "data"), "MONGODB_URI": ""}
     for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR", "MPLCONFIGDIR"):
         env[name] = str(tmp_path / name.lower())
@@ -78,18 +84,43 @@ def test_each_notebooks_code_link_opens_the_helper_file_in_lab(tmp_path):
                             "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
                             "--LabApp.expose_app_in_browser=True"],
                            env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    opened: dict[str, str] = {}
     try:
         _wait_for_server(lab, port, log)
+        yield clone, port, log
+    finally:
+        if lab.poll() is None:
+            lab.send_signal(signal.SIGTERM)  # run.py forwards it: JupyterLab stops its kernels, then the server
+            try:
+                lab.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                lab.kill()
+                lab.wait()
+
+
+@contextlib.contextmanager
+def _browser(pw, tmp_path: Path):
+    context = pw.chromium.launch_persistent_context(
+        str(tmp_path / "profile"), executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS,
+        viewport={"width": 1400, "height": 900})
+    try:
+        yield context.pages[0] if context.pages else context.new_page()
+    finally:
+        context.close()
+
+
+def test_each_notebooks_code_link_opens_the_helper_file_in_lab(tmp_path):
+    _require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    opened: dict[str, str] = {}
+    with _lab_in_clone(tmp_path) as (clone, port, log):
+        notebooks = sorted((clone / "notebooks").glob("0*.ipynb"))
+        assert len(notebooks) >= 7
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/contents/helpers", timeout=10) as answer:
             assert json.loads(answer.read())["type"] == "directory"  # the root is the repository, not notebooks/
-        with sync_playwright() as pw:
-            context = pw.chromium.launch_persistent_context(
-                str(tmp_path / "profile"), executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS,
-                viewport={"width": 1400, "height": 900})
+        with sync_playwright() as pw, _browser(pw, tmp_path) as page:
             try:
-                page = context.pages[0] if context.pages else context.new_page()
                 for notebook in notebooks:
                     target = _first_code_link(notebook)
                     page.goto(f"http://127.0.0.1:{port}/lab/tree/notebooks/{notebook.name}?reset", timeout=60_000)
@@ -107,18 +138,52 @@ def test_each_notebooks_code_link_opens_the_helper_file_in_lab(tmp_path):
                     page.screenshot(path=str(SHOTS / f"{notebook.stem}__{Path(target).stem}.png"))
                     opened[notebook.name] = target
                     page.evaluate("window.jupyterapp && window.jupyterapp.commands.execute('application:close-all')")
-            finally:
-                context.close()
-    except Exception:
-        if "page" in locals():
-            page.screenshot(path=str(SHOTS / "failure.png"))
-        raise
-    finally:
-        if lab.poll() is None:
-            lab.send_signal(signal.SIGTERM)  # run.py forwards it: JupyterLab stops its kernels, then the server
-            try:
-                lab.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                lab.kill()
-                lab.wait()
+            except Exception:
+                page.screenshot(path=str(SHOTS / "failure.png"))
+                raise
     assert sorted(opened) == [n.name for n in notebooks], (opened, log.read_text(errors="replace")[-2000:])
+
+
+def test_running_and_saving_notebook_04_in_lab_leaves_git_status_clean(tmp_path):
+    """Issue 23: open 04 in Lab started by run.py in a fresh clone, Run All, save; `git status --porcelain` stays
+    empty (the filter run.py installs, and the post-save hook run.py lab configures)."""
+    _require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with _lab_in_clone(tmp_path) as (clone, port, log):
+        path = clone / "notebooks" / RUN_NOTEBOOK
+        committed = path.read_bytes()
+        code_cells = sum(c["cell_type"] == "code" for c in json.loads(committed)["cells"])
+        assert _status(clone) == "", "the fresh clone is not clean before anything ran"
+        with sync_playwright() as pw, _browser(pw, tmp_path) as page:
+            try:
+                page.goto(f"http://127.0.0.1:{port}/lab/tree/notebooks/{RUN_NOTEBOOK}?reset", timeout=60_000)
+                page.wait_for_function(f"() => (document.querySelector('#jp-main-statusbar') || {{}}).innerText"
+                                       f"?.includes({KERNEL_IDLE!r})", timeout=60_000)
+                _run_all(page)
+                # every code cell has run when each has an execution count (the notebook's model: Lab may not
+                # render cells out of view) and the kernel is idle again
+                page.wait_for_function(
+                    "n => { const nb = window.jupyterapp.shell.currentWidget; const cells = nb.content.model.cells;"
+                    " let done = 0, failed = false; for (let i = 0; i < cells.length; i++) { const c = cells.get(i);"
+                    " if (c.type !== 'code') continue; if (c.executionCount) done++;"
+                    " for (let j = 0; j < c.outputs.length; j++) failed ||= c.outputs.get(j).type === 'error'; }"
+                    " const idle = nb.sessionContext.session?.kernel?.status === 'idle';"
+                    " return idle && (done === n || failed); }",  # an error stops Run All: fail below, not wait
+                    arg=code_cells, timeout=300_000)
+                page.evaluate("window.jupyterapp.commands.execute('docmanager:save')")
+                page.wait_for_function("() => !document.querySelector('.jp-mod-dirty')", timeout=30_000)
+                page.screenshot(path=str(SHOTS / "04_after_run_all_and_save.png"))
+            except Exception:
+                page.screenshot(path=str(SHOTS / "failure_04_run.png"))
+                raise
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        outputs = [o for c in saved["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
+        assert outputs and not [o for o in outputs if o["output_type"] == "error"], \
+            "the run left no outputs (or an error): the check below would prove nothing"
+        assert path.read_bytes() != committed  # the saved file differs from the commit: only the filter hides it
+        deadline = time.monotonic() + 60  # the hook refreshes git's index beside the server
+        while _status(clone) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert _status(clone) == "", (_status(clone), log.read_text(errors="replace")[-2000:])

@@ -4,7 +4,8 @@ Follows /work/shared/BROWSER_TESTING.md: JupyterLab on a free port (no token, te
 system Chromium driven by playwright (never `playwright install`), a copy of the notebook in a temp root.
 Screenshots go to $TEST_ARTIFACTS or test-artifacts/ (git-ignored): one on failure, and on every run a set of the
 widget (before the first message, after a few turns, retrieved panel filled, long messages, narrow and wide
-viewport) in widget_screenshots/, each taken after the layout check that asserts nothing is clipped.
+viewport) in widget_screenshots/, each taken after the layout check that asserts nothing is clipped, and one of each
+panel (gauge, summary, window, retrieved) after a turn-1 fact came back through retrieval (panel_*.png).
 Set GTE_SKIP_BROWSER=1 to skip; without it a missing /usr/bin/chromium is a failure, not a skip.
 """
 
@@ -48,6 +49,10 @@ EXCHANGES = [("My sister Priya lives in Pasadena and she is a nurse.", None),
              ("Where does my cousin work?", "Getty"),
              ("I'm vegetarian, so no meat please.", None),
              ("What should I avoid eating?", "meat")]
+# Issue 23: a fact told in turn 1 (MESSAGES[0]) that the capped summary has dropped by then, asked in other words:
+# it can only come back through retrieval, and the retrieved panel shows it, labelled.
+PARAPHRASE, RECALLED = "What do people call me?", "Maya"
+PANELS = ("gauge", "summary", "window", "retrieved")  # each saved as its own screenshot after the paraphrase
 # Long messages: a paragraph, and unbroken strings (a URL, a code) that must wrap inside the log, not widen it.
 LONG_MESSAGES = [
     "Quick update before I forget, it's a long one: my partner Alejandra and I are moving from Portland to a small "
@@ -266,6 +271,33 @@ def _check_log(page, messages: int) -> list[str]:
     return [f"the log fails '{what}': {state}" for what, ok in checks.items() if not ok]
 
 
+def _recalled_through_retrieval(page, chat, replies_before: int) -> None:
+    """Issue 23: the turn-1 fact the summary no longer holds comes back, for a question in other words, through the
+    retrieved panel (labelled [fact] or [episode]); every memory sent is at or above the floor the panel states, and
+    its counts (ranked, above the floor, sent) agree. Then a screenshot of each panel."""
+    summary = chat.locator(".gte-summary-text").inner_text()  # the summary itself, not its "lost" list
+    assert RECALLED not in summary, f"the summary still holds {RECALLED!r}, so retrieval proves nothing: {summary}"
+    _chat(page, PARAPHRASE, replies_before=replies_before)
+    reply = chat.locator(".gte-log .gte-msg-assistant").nth(replies_before).inner_text()
+    assert RECALLED in reply and not declines(reply), reply
+    panel = chat.locator(".gte-retrieved")
+    text = panel.inner_text()
+    items = panel.locator(".gte-retrieved-body > ul > li").all_inner_texts()  # sent, not the stored list
+    assert text.startswith("Retrieved for the last turn"), text
+    assert any(RECALLED in item and re.match(r"\[(fact|episode)\]", item) for item in items), items
+    floor = re.search(r"relevance floor: similarity (-?[\d.]+)", text)
+    sims = [float(m) for item in items for m in re.findall(r"similarity (-?[\d.]+)", item)]
+    assert floor and sims and min(sims) >= float(floor[1]), (text, sims)
+    counts = re.search(r"(\d+) ranked, (\d+) at or above the floor [-\d.]+, (\d+) sent in the last request", text)
+    assert counts and len(items) == int(counts[3]) <= int(counts[2]) <= int(counts[1]), text
+    assert re.search(r"\d+ stored facts \+ \d+ stored turns", text), text
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for name in PANELS:
+        part = chat.locator(f".gte-{name}")
+        part.scroll_into_view_if_needed()
+        part.screenshot(path=str(SHOTS / f"panel_{name}.png"))
+
+
 def test_chat_widget_in_jupyterlab(tmp_path):
     _require_chromium()
     from playwright.sync_api import sync_playwright
@@ -340,6 +372,8 @@ def test_chat_widget_in_jupyterlab(tmp_path):
                 assert log.locator(".gte-msg-error").count() == 0, log.inner_text()
                 assert chat.locator(".gte-retrieved li").count() >= 3, chat.locator(".gte-retrieved").inner_text()
                 turns = 3 + len(EXCHANGES)
+                _recalled_through_retrieval(page, chat, turns)
+                turns += 1
                 layout["03_retrieved_panel_filled"] = (_check_layout(page, "03_retrieved_panel_filled")
                                                        + _check_log(page, 2 * turns))
                 for n, text in enumerate(LONG_MESSAGES, start=turns):
@@ -351,7 +385,7 @@ def test_chat_widget_in_jupyterlab(tmp_path):
                     page.set_viewport_size(size)
                     stage = f"05_{name}_{size['width']}px"
                     layout[stage] = _check_layout(page, stage) + _check_log(page, 2 * turns)
-                assert len(list(SHOTS.glob("*.png"))) == 2 * (4 + len(VIEWPORTS)), sorted(SHOTS.iterdir())
+                assert len(list(SHOTS.glob("*.png"))) == 2 * (4 + len(VIEWPORTS)) + len(PANELS), sorted(SHOTS.iterdir())
                 assert not any(layout.values()), f"the widget is clipped or hides something (see {SHOTS}): " + \
                     "; ".join(f"{stage}: {problems}" for stage, problems in layout.items() if problems)
             except BaseException:

@@ -287,6 +287,16 @@ def test_retrieved_memories_are_listed():
     assert "2 sent in the last request (1 fact + 1 past exchange)" in html  # which count is which
 
 
+def test_retrieved_panel_counts_ranked_above_the_floor_sent_and_stored():
+    retrieved = [{"text": f"memory {i}", "kind": "episode", "similarity": 0.5} for i in range(3)]
+    facts = [{"text": "The user's name is Maya.", "kind": "fact"}]
+    html = retrieved_html({"stage": "vector", "retrieved": retrieved, "memories": facts, "stored_turns": 24,
+                           "ranked": 14, "above_floor": 9, "min_similarity": 0.1})
+    assert "14 ranked, 9 at or above the floor 0.10, 3 sent in the last request" in html  # one search, in order
+    assert "relevance floor: similarity 0.10" in html
+    assert "1 stored facts + 24 stored turns: what retrieval searches" in html  # stored, not retrieved
+
+
 def test_retrieved_dataclasses_are_listed_too():
     from dataclasses import dataclass
 
@@ -439,3 +449,9 @@ def test_your_turn_chat_brings_an_early_fact_back_through_retrieval_not_the_summ
     assert "Pasadena" in result.reply
     assert "Pasadena" not in (memory.state()["summary"] or "")
     assert any("Pasadena" in hit["text"] for hit in result.retrieved) and "Pasadena" in w.retrieved_view.value
+    state = memory.state()  # no memory below the floor is sent, and the panel's counts are this search's
+    floor = state["min_similarity"]
+    assert all(hit["similarity"] is None or hit["similarity"] >= floor for hit in result.retrieved)
+    assert len(result.retrieved) <= state["above_floor"] <= state["ranked"]
+    assert (f"{state['ranked']} ranked, {state['above_floor']} at or above the floor {floor:.2f}, "
+            f"{len(result.retrieved)} sent") in w.retrieved_view.value

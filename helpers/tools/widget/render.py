@@ -196,18 +196,23 @@ def retrieved_html(state: dict) -> str:
         kind = str(getattr(m, "kind", None) or (m.get("kind") if isinstance(m, dict) else None) or "memory")
         kinds[kind] = kinds.get(kind, 0) + 1
     split = " + ".join(f"{n} {_KIND_NAMES.get(k, k)}{'s' if n != 1 else ''}" for k, n in kinds.items())
-    sent = (f'<div class="gte-retrieved-count" style="{_MUTED}">{len(retrieved)} sent in the last request'
-            f'{f" ({split})" if len(kinds) > 1 else ""}</div>') if retrieved else ""
-    floor = state.get("min_similarity")
-    if floor:
+    floor, ranked = state.get("min_similarity"), state.get("ranked")
+    counts = f"{len(retrieved)} sent in the last request{f' ({split})' if len(kinds) > 1 else ''}"
+    if ranked:  # the same search's numbers: ranked → at or above the floor → sent (those that fit the budget)
+        counts = (f"{ranked} ranked, {state.get('above_floor', 0)} at or above the floor"
+                  f"{f' {floor:.2f}' if floor is not None else ''}, " + counts)
+    sent = f'<div class="gte-retrieved-count" style="{_MUTED}">{_esc(counts)}</div>' if retrieved or ranked else ""
+    if floor is not None and floor > -1:
         sent += (f'<div class="gte-floor" style="{_MUTED}">relevance floor: similarity {floor:.2f}; '
                  "memories below it are not sent</div>")
     body = sent + (f'<ul style="margin:0;padding-left:18px">{rows}</ul>' if rows
                    else f'<div style="{_MUTED}">nothing retrieved for the last turn</div>')
-    if memories:
+    if memories or state.get("stored_turns"):
         items = "".join(f"<li>{_memory_line(m)}</li>" for m in memories[:50])
-        body += (f'<details class="gte-stored"><summary>{len(memories)} stored facts (what retrieval searches, '
-                 f"with past exchanges)</summary>"
+        turns = state.get("stored_turns")
+        also = f" + {turns} stored turns" if turns is not None else ", with past exchanges"
+        body += (f'<details class="gte-stored"><summary>{len(memories)} stored facts{also}: what retrieval '
+                 f"searches (the facts listed)</summary>"
                  f'<ul style="margin:0;padding-left:18px">{items}</ul></details>')
     return _panel("gte-retrieved", "Retrieved for the last turn", body)
 
