@@ -193,12 +193,14 @@ def turn_text(role: str, text: str, speaker: str | None = None, when: datetime |
 
 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "a couple of": 2,
+_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+            "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "a couple of": 2,
             "a few": 3, "few": 3}
 _RELATIVE = re.compile(r"(?i)\b(?:(?P<day>yesterday|today|tomorrow|tonight)"
                        r"|(?P<which>last|next|this past|this coming) (?P<unit>week(?:end)?|month|year|" +
                        "|".join(_WEEKDAYS) + r")"
-                       r"|(?P<n>\d+|a couple of|a few|few|an?|one|two|three|four|five|six) (?P<units>days?|weeks?|"
+                       r"|(?P<n>\d+|a couple of|a few|few|an?|" + "|".join(w for w in _NUMBERS if w.isalpha() and w not in ("a", "an", "few"))
+                       + r") (?P<units>days?|weeks?|"
                        r"months?|years?) ago)\b")
 
 
