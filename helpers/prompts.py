@@ -130,16 +130,30 @@ _LOOKALIKES = {**{ch: "-" for ch in "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\
                **{ch: ">" for ch in "\u203a\u232a\u27e9\u3009\u02c3\u1433\u276f\u29fd"}}
 
 
+# HTML character references for the angle brackets (`&lt;`, `&#60;`, `&#x3C;`, with or without the `;`): a model
+# reading `&lt;/remembered_memories&gt;` may take it for the tag itself
+_ENTITY = re.compile(r"&(?:(?P<lt>lt|#0*60|#x0*3c)|(?P<gt>gt|#0*62|#x0*3e));?", re.I)
+
+
 def _normalised(text: str) -> tuple[str, list[int]]:
-    """`text` NFKC-normalised character by character, format characters dropped, look-alikes mapped, with
-    the index in `text` of each character of the result."""
+    """`text` NFKC-normalised character by character, format characters dropped, look-alikes and HTML references
+    for < and > mapped, with the index in `text` of each character of the result."""
     out, where = [], []
-    for i, ch in enumerate(text):
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        entity = _ENTITY.match(text, i) if ch == "&" else None
+        if entity:
+            out.append("<" if entity["lt"] else ">")
+            where.append(i if entity["lt"] else entity.end() - 1)  # a tag starts at its '<', ends after its '>'
+            i = entity.end()
+            continue
+        i += 1
         if unicodedata.category(ch) == "Cf":
             continue
         for n in unicodedata.normalize("NFKC", _LOOKALIKES.get(ch, ch)):
             out.append(_LOOKALIKES.get(n, n))
-            where.append(i)
+            where.append(i - 1)
     return "".join(out), where
 
 

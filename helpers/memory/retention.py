@@ -63,11 +63,18 @@ def _compact(text: str) -> str:
     return re.sub(r"[\s:.,'-]+", "", text.lower())
 
 
-def _runs(text: str, longest: int = 4) -> set[str]:
+@functools.lru_cache(maxsize=64)  # pure; one summary is checked against every fact of a fold
+def _stems_of(text: str) -> frozenset[str]:
+    return frozenset(_stem(t) for t in _tokens(text))
+
+
+@functools.lru_cache(maxsize=64)  # pure, as above
+def _runs(text: str, longest: int = 4) -> frozenset[str]:
     """Every run of up to `longest` consecutive whole pieces of `text` (split at spaces and : . , ' -), joined:
     "7:45 pm" gives "745pm"; "17:45" never gives "745" and "44112" never "4411"."""
     pieces = re.findall(r"[^\s:.,'-]+", text.lower())
-    return {"".join(pieces[i:j]) for i in range(len(pieces)) for j in range(i + 1, min(i + longest, len(pieces)) + 1)}
+    return frozenset("".join(pieces[i:j]) for i in range(len(pieces))
+                     for j in range(i + 1, min(i + longest, len(pieces)) + 1))
 
 
 def value_words(fact: str) -> list[str]:
@@ -89,17 +96,15 @@ def fact_present(fact: str, summary: str) -> bool:
     values = value_words(fact)
     if not values:
         return False
-    tokens = _tokens(summary)
-    have = {_stem(t) for t in tokens}
-    runs = _runs(summary)
+    have = _stems_of(summary)
     for value in values:
         if value in have:
             continue
-        if any(ch.isdigit() for ch in value) and _compact(value) in runs:  # "7:45pm" kept as "7:45 pm", whole tokens
+        if any(ch.isdigit() for ch in value) and _compact(value) in _runs(summary):  # "7:45pm" kept as "7:45 pm"
             continue
         return False
     negated = any(t in _NEGATIONS for t in _tokens(fact))
-    return not negated or any(t in _NEGATIONS or t in ("avoid", "avoids", "free") for t in tokens)
+    return not negated or any(t in _NEGATIONS or t in ("avoid", "avoids", "free") for t in _tokens(summary))
 
 
 @dataclass

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import functools
 import re
 
-from helpers.offline.language import content_stems, related, sentences, stem, words
+from helpers.offline.language import content_stems, related, sentences, stem, synonyms, words
 from helpers.offline.person import first_person, resolve_pronouns, second_to_third, strip_discourse, to_third
 from helpers.offline.reader import is_question, split_clauses
 
@@ -80,6 +80,7 @@ def _stated(clause: str) -> bool:
     return bool(meaning)
 
 
+@functools.lru_cache(maxsize=100_000)  # pure; `repeats` finishes the same clauses again and again
 def _finish(text: str) -> str:
     text = text.strip().rstrip(",;:")
     text = re.sub(r"\s+", " ", text)
@@ -191,8 +192,8 @@ def same_fact(a: str, b: str) -> bool:
     if not sa or not sb or _negated(a) != _negated(b):
         return False
 
-    def hit(s: str, other: set[str]) -> bool:
-        return s in other or any(related(s, o) for o in other)
+    def hit(s: str, other: set[str]) -> bool:  # the same stem, or one in its synonym group
+        return s in other or not synonyms(s).isdisjoint(other)
 
     matched = sum(hit(s, sb) for s in sa) + sum(hit(s, sa) for s in sb)
     return matched / (len(sa) + len(sb)) >= 0.8

@@ -62,12 +62,8 @@ class MemoryIndex:
                  backend: str = "auto", ttl_seconds: int | None = None, max_users: int = 64):
         if backend not in ("auto", "numpy", "atlas"):
             raise ConfigError(f"backend must be 'auto', 'numpy' or 'atlas', got {backend!r}")
-        self.store = store
-        self.embedder = embedder if embedder is not None else get_embedder()
-        self.half_life_days = half_life_days
-        self.backend = backend
-        self.ttl_seconds = ttl_seconds
-        self.max_users = max_users
+        self.store, self.embedder = store, (embedder if embedder is not None else get_embedder())
+        self.half_life_days, self.backend, self.ttl_seconds, self.max_users = half_life_days, backend, ttl_seconds, max_users
         self.stats = Counter()
         self._users: "OrderedDict[str, UserRows]" = OrderedDict()
         self._lock = threading.RLock()
@@ -160,8 +156,8 @@ class MemoryIndex:
 
     @contextlib.contextmanager
     def holding(self, user_id: str):
-        """For a batch of writes (an import): skip the per-call refresh of `user_id`'s cached rows; this index's
-        own writes keep the cache current. Another process's writes for that user meanwhile are read afterwards."""
+        """For a batch of writes (an import): no per-call refresh of `user_id`'s cached rows (this index's own
+        writes keep them current); another process's writes meanwhile are read on leaving."""
         user_id = check_user_id(user_id)
         with self._lock:
             self._held.add(user_id)

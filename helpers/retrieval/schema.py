@@ -193,12 +193,15 @@ def turn_text(role: str, text: str, speaker: str | None = None, when: datetime |
 
 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "a couple of": 2,
+_SHORT_DAYS = {"mon": 0, "tue": 1, "tues": 1, "wed": 2, "thu": 3, "thur": 3, "thurs": 3, "fri": 4, "sat": 5, "sun": 6}
+_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+            "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "a couple of": 2,
             "a few": 3, "few": 3}
 _RELATIVE = re.compile(r"(?i)\b(?:(?P<day>yesterday|today|tomorrow|tonight)"
                        r"|(?P<which>last|next|this past|this coming) (?P<unit>week(?:end)?|month|year|" +
-                       "|".join(_WEEKDAYS) + r")"
-                       r"|(?P<n>\d+|a couple of|a few|few|an?|one|two|three|four|five|six) (?P<units>days?|weeks?|"
+                       "|".join(_WEEKDAYS + tuple(sorted(_SHORT_DAYS, key=len, reverse=True))) + r")"
+                       r"|(?P<n>\d+|a couple of|a few|few|an?|" + "|".join(w for w in _NUMBERS if w.isalpha() and w not in ("a", "an", "few"))
+                       + r") (?P<units>days?|weeks?|"
                        r"months?|years?) ago)\b")
 
 
@@ -219,6 +222,7 @@ def date_notes(text: str, when: datetime) -> list[str]:
             notes[phrase] = _day(when + timedelta(days=shift))
         elif m["which"]:
             back, unit = m["which"].lower() in ("last", "this past"), m["unit"].lower()
+            unit = _WEEKDAYS[_SHORT_DAYS[unit]] if unit in _SHORT_DAYS else unit  # "last Fri" is last Friday
             if unit in _WEEKDAYS:
                 gap = (when.weekday() - _WEEKDAYS.index(unit)) % 7 or 7
                 notes[phrase] = _day(when - timedelta(days=gap) if back else when + timedelta(days=(7 - gap) or 7))

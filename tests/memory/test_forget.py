@@ -70,7 +70,8 @@ def test_cli_forget_user_erases_one_user_on_the_local_server(tmp_path):
     for user in ("cli-maya", "cli-bob"):
         args = ["--stage", "vector", "--user", user, "--session-file", str(tmp_path / f"{user}.sid")]
         assert _chat(*args, stdin="My flight number is UA1432.\nquit\n").returncode == 0
-        assert _chat(*args, "--import", str(transcript)).returncode == 0
+        if user == "cli-maya":  # the one forgotten has imported turns too; the other's chat fills every collection
+            assert _chat(*args, "--import", str(transcript)).returncode == 0
 
     from helpers.db.store import open_store
 

@@ -171,6 +171,10 @@ def test_turn_text_resolves_relative_dates_against_the_day_it_was_said():
         "last week = the week before Monday 8 May 2023", "next sunday = Sunday 14 May 2023"]
     assert turn_text("user", "Yesterday was fine.", "Ana") == "Ana: Yesterday was fine."  # undated: no note
     assert date_notes("I love today's weather, said the yesterdays band", said) == ["today = Monday 8 May 2023"]
+    assert date_notes("A gift for my 18th birthday ten years ago; twelve days ago; seventy years ago.", said) == [
+        "ten years ago = 2013", "twelve days ago = Wednesday 26 April 2023"]  # counts in words up to twenty
+    assert date_notes("Last Fri I took the kids; last Tues. too; the last sunset.", said) == [
+        "last fri = Friday 5 May 2023", "last tues = Tuesday 2 May 2023"]  # weekdays shortened, not "sun" in sunset
 
 
 def test_imported_facts_keep_the_speakers_names_and_say_something():
