@@ -160,12 +160,22 @@ def lab(extra: list[str] | None = None) -> None:
             _store("stop")
 
 
-def pytest_command(extra: list[str]) -> list[str]:
-    """The pytest command: the fast set (`-m "not slow"`) unless `--all`; always the 15 slowest tests at the end."""
+def workers(cpus: int | None = None) -> int:
+    """pytest-xdist workers for the fast set: one per core, at most 4 (each holds a kernel and MiniLM); 0 on one core."""
+    cpus = (os.cpu_count() or 1) if cpus is None else cpus
+    return 0 if cpus < 2 else min(cpus, 4)
+
+
+def pytest_command(extra: list[str], cpus: int | None = None) -> list[str]:
+    """The pytest command: the fast set (`-m "not slow"`, spread over the cores: `-n N --dist loadfile` keeps each
+    notebook's cells, and each test file, in one worker, in order) unless `--all` (one process: the slow set
+    kills servers and drives a browser); always the 15 slowest tests at the end."""
     run_all = "--all" in extra
     extra = [a for a in extra if a != "--all"]
     select = [] if run_all else ["-m", "not slow"]  # a later -m in `extra` wins
-    return [str(PY), "-m", "pytest", "--nbval-lax", "-p", "no:cacheprovider", "--durations=15", *select,
+    n = 0 if run_all or any(a == "-n" or a.startswith("-n") and a[2:].isdigit() for a in extra) else workers(cpus)
+    spread = ["-n", str(n), "--dist", "loadfile"] if n else []
+    return [str(PY), "-m", "pytest", "--nbval-lax", "-p", "no:cacheprovider", "--durations=15", *select, *spread,
             "tests", "notebooks", *extra]
 
 

@@ -269,6 +269,15 @@ def test_test_command_runs_the_fast_set_unless_all_and_prints_the_slowest():
     assert {"tests", "notebooks"} <= set(fast) and {"tests", "notebooks"} <= set(full)
 
 
+def test_the_fast_set_spreads_over_the_cores_and_the_full_set_does_not():
+    run_py = _run_py()
+    two, one, many = (run_py.pytest_command([], cpus=c) for c in (2, 1, 32))
+    assert two[two.index("-n") + 1] == "2" and two[two.index("--dist") + 1] == "loadfile"  # a notebook stays whole
+    assert "-n" not in one and many[many.index("-n") + 1] == "4"
+    assert "-n" not in run_py.pytest_command(["--all"], cpus=2)  # the slow set kills servers, drives a browser
+    assert run_py.pytest_command(["-n", "0"], cpus=2).count("-n") == 1  # the user's own -n wins
+
+
 def _tiny_wheel(folder: Path) -> Path:
     """A pure-Python wheel built by hand (a zip with the dist-info files pip reads): no build tools, no network."""
     import base64
