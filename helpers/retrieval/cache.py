@@ -14,6 +14,7 @@ import numpy as np
 from bson import ObjectId
 
 from helpers.retrieval.bm25 import bm25_scores, bm25_tokens
+from helpers.retrieval.names import speaker_of
 from helpers.retrieval.ranking import cosine_scores
 from helpers.retrieval.schema import Hit, as_utc, decode_vector
 
@@ -40,6 +41,8 @@ class UserRows:
         self.created: list[datetime | None] = []
         self.updated: list[datetime | None] = []
         self.seen: list[int] = []
+        self.speakers: list[str | None] = []   # an active turn's named speaker (helpers.retrieval.names)
+        self.speaker_rows: Counter = Counter()  # named speaker → active turns of theirs
         self.emb = np.zeros((0, dim), dtype=np.float32)
         self.is_fact = np.zeros(0, dtype=bool)
         self.active = np.zeros(0, dtype=bool)
@@ -75,7 +78,7 @@ class UserRows:
             row, self.n = self.n, self.n + 1
             self.row_of[_id] = row
             for column in (self.ids, self.texts, self.hashes, self.kinds, self.sources, self.created, self.updated,
-                           self.seen):
+                           self.seen, self.speakers):
                 column.append(None)
             self.tf.append(Counter())
         vector = decode_vector(doc.get("embedding"))
@@ -98,9 +101,24 @@ class UserRows:
         self.updated_s[row] = (updated or created).timestamp() if (updated or created) else 0.0
         self.expires_s[row] = expires.timestamp() if expires else math.inf
         self._index_terms(row, bm25_tokens(self.texts[row]) if active else [])
+        self._count_speaker(row, speaker_of(self.texts[row]) if active and self.kinds[row] == "episode" else None)
         if updated and (self.max_updated is None or updated > self.max_updated):
             self.max_updated = updated
         return row
+
+    def _count_speaker(self, row: int, speaker: str | None) -> None:
+        old = self.speakers[row]
+        if old is not None:
+            self.speaker_rows[old] -= 1
+            if self.speaker_rows[old] <= 0:
+                del self.speaker_rows[old]
+        self.speakers[row] = speaker
+        if speaker is not None:
+            self.speaker_rows[speaker] += 1
+
+    def participants(self) -> list[str]:
+        """The named speakers of this user's active turns ("Caroline", "Melanie"; none for User/Assistant)."""
+        return sorted(self.speaker_rows)
 
     def _index_terms(self, row: int, tokens: list[str]) -> None:
         """Replace the row's entries in the inverted index (term → {row: count})."""

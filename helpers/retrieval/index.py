@@ -27,6 +27,7 @@ from helpers.config import ConfigError
 from helpers.retrieval.embeddings import embed_query, get_embedder
 from helpers.retrieval.atlas import atlas_rank, supports_vector_search, vector_index_ready
 from helpers.retrieval.cache import PROJECTION, UserRows
+from helpers.retrieval.names import SPEAKER_BOOST, named, without_names
 from helpers.retrieval.ranking import cosine_scores, fuse, recency_weight, top_k, with_recency
 from helpers.retrieval.schema import (KINDS, Hit, TurnUnit, as_utc, check_kinds, check_source, check_user_id,
                                       content_hash, encode_vector, episode_text, turn_text, utc_now)
@@ -59,11 +60,17 @@ class MemoryIndex:
     """
 
     def __init__(self, store: "Store", embedder: "Embedder | None" = None, *, half_life_days: float | None = None,
-                 backend: str = "auto", ttl_seconds: int | None = None, max_users: int = 64):
+                 backend: str = "auto", ttl_seconds: int | None = None, max_users: int = 64,
+                 names_as_filter: bool = True, speaker_boost: float = SPEAKER_BOOST):
         if backend not in ("auto", "numpy", "atlas"):
             raise ConfigError(f"backend must be 'auto', 'numpy' or 'atlas', got {backend!r}")
         self.store, self.embedder = store, (embedder if embedder is not None else get_embedder())
         self.half_life_days, self.backend, self.ttl_seconds, self.max_users = half_life_days, backend, ttl_seconds, max_users
+        # a conversation's named participants: left out of the embedded question, their own turns boosted when
+        # the question names one of them (helpers.retrieval.names; no effect on a User/Assistant chat)
+        if not isinstance(speaker_boost, (int, float)) or isinstance(speaker_boost, bool) or speaker_boost < 0:
+            raise ValueError(f"speaker_boost must be a number >= 0, got {speaker_boost!r}")
+        self.names_as_filter, self.speaker_boost = bool(names_as_filter), float(speaker_boost)
         self.stats = Counter()
         self._users: "OrderedDict[str, UserRows]" = OrderedDict()
         self._lock = threading.RLock()
@@ -280,6 +287,13 @@ class MemoryIndex:
         return [str(doc["_id"]) for doc in docs]
 
     # -- reads
+    def participants(self, user_id: str) -> list[str]:
+        """The named speakers of the user's stored turns ("Caroline", "Melanie"); [] for a User/Assistant chat."""
+        user_id = check_user_id(user_id)
+        with self._lock:
+            rows = self._users.get(user_id)
+            return (rows if rows is not None else self._rows(user_id)).participants()
+
     def find_hash(self, user_id: str, kind: str, digest: str) -> Hit | None:
         """The user's active memory of `kind` with this content hash, if any (newest first)."""
         user_id = check_user_id(user_id)
@@ -339,14 +353,18 @@ class MemoryIndex:
         mode: "vector" (cosine), "lexical" (BM25) or "hybrid" (reciprocal-rank fusion of both, k=60).
         Scores are multiplied by the recency weight 0.5 ** (age_days / half_life_days), age counted from
         `updated_at` (last stated), when a half-life is set here or on the index (None here turns it off);
-        ties go to the more recent memory. `query_vector` skips embedding the query.
+        ties go to the more recent memory. `query_vector` skips embedding the query. In a conversation between
+        named people the question is embedded without their names, and when it names exactly one of them, that
+        person's turns gain `speaker_boost` of their score (helpers.retrieval.names).
         """
         user_id, kinds = _check_search(user_id, query, k, kinds, mode)
         now_s = (as_utc(now) or utc_now()).timestamp()
         half_life = self.half_life_days if half_life_days is _DEFAULT else half_life_days
         pool = candidates or max(50, 10 * k)  # how many each ranking passes to the fusion
-        if mode != "lexical" and query_vector is None:
-            query_vector = embed_query(self.embedder, query)  # Voyage: input_type="query"
+        people = self.participants(user_id) if self.names_as_filter else []
+        about = named(query, people)  # the participants the question names
+        if mode != "lexical" and query_vector is None:  # embedded without them: the cosine measures what is asked
+            query_vector = embed_query(self.embedder, without_names(query, people))  # Voyage: input_type="query"
         atlas_ranked = None
         if mode != "lexical" and self.vector_backend == "atlas":
             self.stats["atlas_searches"] += 1
@@ -368,6 +386,8 @@ class MemoryIndex:
             base = fuse(mode, rankings, sims, lexical, lexical_weight)  # 4. one score per row (RRF in hybrid)
             if not base:
                 return []
+            if len(about) == 1 and self.speaker_boost:  # 4b. the one person asked about: their own turns first
+                base = _boosted(base, rows.speakers, about[0], self.speaker_boost)
             hits = _by_recency(rows, base, now_s, half_life, k, sims, lexical)  # 5. recency weight, top k
             self.stats["searches"] += 1
             return hits
@@ -384,6 +404,13 @@ def _check_search(user_id: Any, query: Any, k: Any, kinds: Any, mode: Any) -> tu
     if not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be a positive int, got {k!r}")
     return user_id, kinds
+
+
+def _boosted(base: dict[int, float], speakers: list, speaker: str, boost: float) -> dict[int, float]:
+    """`base` with the turns `speaker` said scored (1 + boost) times higher (a negative score: lower)."""
+    up = 1.0 + boost
+    return {row: (score * up if score >= 0 else score / up) if speakers[row] == speaker else score
+            for row, score in base.items()}
 
 
 def _by_recency(rows: UserRows, base: dict[int, float], now_s: float, half_life: float | None, k: int,
