@@ -37,6 +37,7 @@ THE TAUGHT CORE, in notebook order (read these):
                                 token); cache.py and atlas.py are plumbing
     06  memory/budget.py        one context budget shared by window, summary and memories
         memory/transcript.py    read a dated transcript; memory/importer.py imports it (`--import`)
+        retrieval/names.py      the people of a conversation as a filter, not search words (MemoryIndex.search)
     07  (composes the above)
 
 PLUMBING you can skip (first docstring line "Plumbing:"):

@@ -357,10 +357,13 @@ def _graph() -> tuple[dict[str, Path], dict[str, set[str]]]:
 
 
 STAGES = ("memory", "retrieval")  # the stage modules of 01-06; the basics (top level) may be read before taught
-# VectorMemory (05) carries 06's options: one context budget (`context_budget=`) and the dated import. 05 teaches it
-# without them; the two imports are named here so that no other forward import slips in.
+# VectorMemory (05) carries 06's options: one context budget (`context_budget=`) and the dated import; MemoryIndex
+# (05) carries 06's people-as-a-filter, which a User/Assistant chat (all of 05) never triggers. 05 teaches them
+# without these; the imports are named here so that no other forward import slips in.
 ALLOWED_FORWARD = {("helpers.memory.long_term", "helpers.memory.budget"),
-                   ("helpers.memory.long_term", "helpers.memory.importer")}
+                   ("helpers.memory.long_term", "helpers.memory.importer"),
+                   ("helpers.retrieval.index", "helpers.retrieval.names"),
+                   ("helpers.retrieval.cache", "helpers.retrieval.names")}
 
 
 def _stage_module(name: str, path: Path) -> bool:

@@ -15,7 +15,7 @@ from bson import ObjectId
 
 from helpers.retrieval.bm25 import bm25_scores, bm25_tokens
 from helpers.retrieval.names import speaker_of
-from helpers.retrieval.ranking import cosine_scores
+from helpers.retrieval.ranking import cosine_scores, recency_weight, with_recency
 from helpers.retrieval.schema import Hit, as_utc, decode_vector
 
 __all__ = ["UserRows", "PROJECTION"]
@@ -169,3 +169,15 @@ class UserRows:
         scores = bm25_scores(query, self.postings, self.doc_len[:self.n], self.active[:self.n])
         scores[~mask] = 0.0
         return scores
+
+    def best_by_recency(self, base: dict[int, float], now_s: float, half_life: float | None, k: int,
+                        sims: np.ndarray | None, lexical: np.ndarray | None) -> list[Hit]:
+        """The `k` best of `base` ({row: score}) after the recency weight, as hits (ties: newer, then later row)."""
+        rows_at = np.fromiter(base.keys(), dtype=np.int64, count=len(base))
+        score = with_recency(np.fromiter(base.values(), dtype=np.float64, count=len(base)),
+                             recency_weight(now_s - self.updated_s[rows_at], half_life))
+        order = np.lexsort((-rows_at, -self.updated_s[rows_at], -score))[:k]
+        return [self.hit(int(rows_at[i]), float(score[i]),
+                         None if sims is None or not np.isfinite(sims[rows_at[i]]) else float(sims[rows_at[i]]),
+                         None if lexical is None else float(lexical[rows_at[i]]))
+                for i in (int(i) for i in order)]

@@ -27,8 +27,8 @@ from helpers.config import ConfigError
 from helpers.retrieval.embeddings import embed_query, get_embedder
 from helpers.retrieval.atlas import atlas_rank, supports_vector_search, vector_index_ready
 from helpers.retrieval.cache import PROJECTION, UserRows
-from helpers.retrieval.names import SPEAKER_BOOST, named, without_names
-from helpers.retrieval.ranking import cosine_scores, fuse, recency_weight, top_k, with_recency
+from helpers.retrieval.names import SPEAKER_BOOST, boost_speaker, check_boost, named, without_names
+from helpers.retrieval.ranking import cosine_scores, fuse, top_k
 from helpers.retrieval.schema import (KINDS, Hit, TurnUnit, as_utc, check_kinds, check_source, check_user_id,
                                       content_hash, encode_vector, episode_text, turn_text, utc_now)
 
@@ -66,11 +66,8 @@ class MemoryIndex:
             raise ConfigError(f"backend must be 'auto', 'numpy' or 'atlas', got {backend!r}")
         self.store, self.embedder = store, (embedder if embedder is not None else get_embedder())
         self.half_life_days, self.backend, self.ttl_seconds, self.max_users = half_life_days, backend, ttl_seconds, max_users
-        # a conversation's named participants: left out of the embedded question, their own turns boosted when
-        # the question names one of them (helpers.retrieval.names; no effect on a User/Assistant chat)
-        if not isinstance(speaker_boost, (int, float)) or isinstance(speaker_boost, bool) or speaker_boost < 0:
-            raise ValueError(f"speaker_boost must be a number >= 0, got {speaker_boost!r}")
-        self.names_as_filter, self.speaker_boost = bool(names_as_filter), float(speaker_boost)
+        # named participants: out of the embedded question, their turns boosted when named (retrieval.names)
+        self.names_as_filter, self.speaker_boost = bool(names_as_filter), check_boost(speaker_boost)
         self.stats = Counter()
         self._users: "OrderedDict[str, UserRows]" = OrderedDict()
         self._lock = threading.RLock()
@@ -289,10 +286,8 @@ class MemoryIndex:
     # -- reads
     def participants(self, user_id: str) -> list[str]:
         """The named speakers of the user's stored turns ("Caroline", "Melanie"); [] for a User/Assistant chat."""
-        user_id = check_user_id(user_id)
         with self._lock:
-            rows = self._users.get(user_id)
-            return (rows if rows is not None else self._rows(user_id)).participants()
+            return (self._users.get(uid := check_user_id(user_id)) or self._rows(uid)).participants()
 
     def find_hash(self, user_id: str, kind: str, digest: str) -> Hit | None:
         """The user's active memory of `kind` with this content hash, if any (newest first)."""
@@ -353,9 +348,8 @@ class MemoryIndex:
         mode: "vector" (cosine), "lexical" (BM25) or "hybrid" (reciprocal-rank fusion of both, k=60).
         Scores are multiplied by the recency weight 0.5 ** (age_days / half_life_days), age counted from
         `updated_at` (last stated), when a half-life is set here or on the index (None here turns it off);
-        ties go to the more recent memory. `query_vector` skips embedding the query. In a conversation between
-        named people the question is embedded without their names, and when it names exactly one of them, that
-        person's turns gain `speaker_boost` of their score (helpers.retrieval.names).
+        ties go to the more recent memory. `query_vector` skips embedding the query. Between named people, the
+        question is embedded without their names; the one it names gets `speaker_boost` (retrieval.names).
         """
         user_id, kinds = _check_search(user_id, query, k, kinds, mode)
         now_s = (as_utc(now) or utc_now()).timestamp()
@@ -387,8 +381,8 @@ class MemoryIndex:
             if not base:
                 return []
             if len(about) == 1 and self.speaker_boost:  # 4b. the one person asked about: their own turns first
-                base = _boosted(base, rows.speakers, about[0], self.speaker_boost)
-            hits = _by_recency(rows, base, now_s, half_life, k, sims, lexical)  # 5. recency weight, top k
+                base = boost_speaker(base, rows.speakers, about[0], self.speaker_boost)
+            hits = rows.best_by_recency(base, now_s, half_life, k, sims, lexical)  # 5. recency weight, top k
             self.stats["searches"] += 1
             return hits
 
@@ -404,23 +398,3 @@ def _check_search(user_id: Any, query: Any, k: Any, kinds: Any, mode: Any) -> tu
     if not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be a positive int, got {k!r}")
     return user_id, kinds
-
-
-def _boosted(base: dict[int, float], speakers: list, speaker: str, boost: float) -> dict[int, float]:
-    """`base` with the turns `speaker` said scored (1 + boost) times higher (a negative score: lower)."""
-    up = 1.0 + boost
-    return {row: (score * up if score >= 0 else score / up) if speakers[row] == speaker else score
-            for row, score in base.items()}
-
-
-def _by_recency(rows: UserRows, base: dict[int, float], now_s: float, half_life: float | None, k: int,
-                sims: np.ndarray | None, lexical: np.ndarray | None) -> list[Hit]:
-    """The `k` best rows after the recency weight, as hits (ties: newer, then the later row)."""
-    rows_at = np.fromiter(base.keys(), dtype=np.int64, count=len(base))
-    score = with_recency(np.fromiter(base.values(), dtype=np.float64, count=len(base)),
-                         recency_weight(now_s - rows.updated_s[rows_at], half_life))
-    order = np.lexsort((-rows_at, -rows.updated_s[rows_at], -score))[:k]
-    return [rows.hit(int(rows_at[i]), float(score[i]),
-                     None if sims is None or not np.isfinite(sims[rows_at[i]]) else float(sims[rows_at[i]]),
-                     None if lexical is None else float(lexical[rows_at[i]]))
-            for i in (int(i) for i in order)]

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["SPEAKER_BOOST", "GENERIC_SPEAKERS", "speaker_of", "named", "without_names"]
+__all__ = ["SPEAKER_BOOST", "GENERIC_SPEAKERS", "speaker_of", "named", "without_names", "boost_speaker", "check_boost"]
 
 SPEAKER_BOOST = 0.75
 GENERIC_SPEAKERS = frozenset({"User", "Assistant"})  # helpers.retrieval.schema.turn_text's unnamed roles
@@ -68,3 +68,18 @@ def without_names(query: str, names: Iterable[str]) -> str:
         return query
     rest = " ".join(pattern.sub(" ", query).split())
     return rest if re.search(r"\w", rest) else query
+
+
+def boost_speaker(scores: dict[int, float], speakers: list, speaker: str, boost: float) -> dict[int, float]:
+    """`scores` ({row: score}) with the rows `speaker` said raised: times (1 + boost), or a negative score divided
+    by it (toward zero); `speakers[row]` is each row's named speaker."""
+    up = 1.0 + boost
+    return {row: (score * up if score >= 0 else score / up) if speakers[row] == speaker else score
+            for row, score in scores.items()}
+
+
+def check_boost(value: object) -> float:
+    """`value` as a speaker boost: a number >= 0 (0: no boost)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
+        raise ValueError(f"speaker_boost must be a number >= 0, got {value!r}")
+    return float(value)

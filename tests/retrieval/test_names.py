@@ -8,7 +8,7 @@ import pytest
 
 from helpers.retrieval import MemoryIndex
 from helpers.retrieval.embeddings import LocalMiniLM
-from helpers.retrieval.names import SPEAKER_BOOST, named, speaker_of, without_names
+from helpers.retrieval.names import SPEAKER_BOOST, boost_speaker, named, speaker_of, without_names
 from helpers.retrieval.schema import TurnUnit
 from helpers.db.store import mongomock_store
 
@@ -131,3 +131,11 @@ def test_forgotten_turns_leave_the_participants_and_the_boost_is_checked():
     with pytest.raises(ValueError, match="speaker_boost"):
         MemoryIndex(index.store, index.embedder, speaker_boost=-1)
     assert np.isfinite(SPEAKER_BOOST) and SPEAKER_BOOST > 0
+
+
+def test_boost_speaker_raises_the_speakers_rows_and_sinks_a_negative_one():
+    scores = {0: 0.4, 1: 0.4, 2: -0.2}
+    boosted = boost_speaker(scores, ["Caroline", "Melanie", "Caroline"], "Caroline", 1.0)
+    assert boosted == {0: 0.8, 1: 0.4, 2: -0.1}  # a negative cosine moves toward zero, never past a positive one
+    with pytest.raises(ValueError, match="user_id"):
+        MemoryIndex(mongomock_store(), LocalMiniLM()).participants({"$ne": None})  # a query, not an id
