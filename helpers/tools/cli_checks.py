@@ -34,6 +34,17 @@ class OneLineParser(argparse.ArgumentParser):
         print(f"error: {message} (see {self.prog} --help)", file=sys.stderr)
         raise SystemExit(2)
 
+    def parse_args(self, args=None, namespace=None):  # type: ignore[override]
+        """As argparse, but `--budget=--` is an error: argparse (3.11-3.12) drops a value of "--" and leaves an
+        empty list, which would silently mean "not given"."""
+        parsed = super().parse_args(args, namespace)
+        for action in self._actions:
+            value = getattr(parsed, action.dest, None)
+            if action.option_strings and action.nargs is None and isinstance(value, list) \
+                    and not isinstance(action.default, list):
+                self.error(f"argument {'/'.join(action.option_strings)}: expected one argument, got '--'")
+        return parsed
+
 
 def positive_int(text: str) -> int:
     """An argparse type: a whole number from 1 to MAX_TOKENS_ARG, written in plain digits."""

@@ -215,6 +215,18 @@ def test_fuzz_bad_arguments_and_settings_exit_2_with_a_named_one_line_error_and_
         check_nothing_written(place)
 
 
+@pytest.mark.parametrize("flag", ["--budget", "--user", "--memory-budget"])
+def test_a_value_of_double_dash_is_a_usage_error_not_silently_dropped(flag, tmp_path):
+    """argparse turns `--budget=--` into an empty list (found by the fuzz test above): it must not mean "not given"."""
+    place = {"data": tmp_path / "data", "session": tmp_path / "sid" / ".session_id", "tmp": tmp_path}
+    place["data"].mkdir()
+    argv = ["--stage", "vector", "--session-file", str(place["session"]), f"{flag}=--"]
+    code, out, err = run_main(argv, {"GTE_DATA_DIR": str(place["data"])}, stdin=b"hello\n")
+    assert_usage_error(code, err, flag)
+    assert "expected one argument" in err and out == ""
+    check_nothing_written(place)
+
+
 # ------------------------------------------------------------------------------------ failures after the reply
 
 class FlakyEmbedder:
