@@ -83,13 +83,15 @@ def _key(hit) -> tuple:
 def plan(window: list[dict], summary_tokens: int, hits: list, budget: int, *, session_id: str,
          block_tokens: Callable[[list], int], pack: Callable[[list, int], list],
          expand: Callable[[list, int, set], list] | None = None, policy: BudgetPolicy = BudgetPolicy(),
-         framing: int = 0) -> tuple[list[dict], bool, list, Split]:
+         framing: int = 0, remembered: int | None = None) -> tuple[list[dict], bool, list, Split]:
     """Allocate `budget` tokens: (window messages to send, send the summary?, memories to send, the split).
 
     `hits` are ranked candidates; `pack(hits, tokens)` chooses those that fit; `block_tokens(hits)` counts
     the memory block; `expand(packed, tokens, exclude)` may add neighbouring turns. Memories that are
     already in the sent window, by (session_id, seq), are never sent twice. Each window message costs its
-    stored tokens plus `framing` (the role markers the API adds around every message).
+    stored tokens plus `framing` (the role markers the API adds around every message). `remembered` is how
+    many turns memory holds outside the stored window (the history's length for the `long_share` test);
+    without it the candidates outside the window are counted, which a capped candidate list undercounts.
     """
     split = Split(budget=budget)
     last = window_suffix(window, 0, framing)
@@ -99,7 +101,8 @@ def plan(window: list[dict], summary_tokens: int, hits: list, budget: int, *, se
     best_sim = max((h.similarity for h in candidates if h.similarity is not None), default=None)
     lexical = any((h.lexical or 0) > 0 for h in candidates)
     stored = {(session_id, m.get("seq")) for m in window}
-    long_history = sum(_key(h) not in stored for h in candidates) >= max(1, len(window))
+    outside = sum(_key(h) not in stored for h in candidates) if remembered is None else remembered
+    long_history = outside >= max(1, len(window))
     share, split.evidence = memory_share(policy, best_sim, lexical, long_history) if candidates else (0.0, "none")
     split.memory_cap = int(rest * share)
     def fit(packed: list, tokens: int) -> list:  # the block as sent (with its separator) within `tokens`

@@ -80,6 +80,10 @@ class LongTermMemory:
     def _since(self, session: dict) -> int | None:
         return session.get("conversation_start")
 
+    def outside_window(self, session: dict) -> int:
+        """Turns memory holds outside the stored window (every remembered turn, less the window's messages)."""
+        return max(0, self.index.count(self.memory.user_id) - len(session.get("window") or []))
+
     def block(self, hits: list, session: dict) -> str:
         """The dated memory block for `hits` (helpers.retrieval.inject.format_block)."""
         return format_block(hits, session_id=self.memory.session_id, since_seq=self._since(session))
@@ -129,7 +133,7 @@ class LongTermMemory:
             session["window"], summary_tokens, hits, room, session_id=memory.session_id,
             block_tokens=lambda h: self.count("\n\n" + self.block(h, session)),
             pack=lambda h, tokens: self.pack(h, tokens, session), expand=expand, policy=self.policy,
-            framing=MESSAGE_FRAMING)
+            framing=MESSAGE_FRAMING, remembered=self.outside_window(session))
         unsent = window_tokens(session["window"]) - window_tokens(sent)
         extra = split.memories - unsent - (0 if summary_sent else summary_tokens)
         return Recall(self.block(packed, session), packed, window=sent, summary_sent=summary_sent, split=split,

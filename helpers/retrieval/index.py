@@ -212,9 +212,7 @@ class MemoryIndex:
         query: dict = {"_id": {"$in": object_ids}, "user_id": user_id}
         if only_active:
             query["active"] = True
-        update: dict = {"$set": dict(fields)}
-        if inc:
-            update["$inc"] = dict(inc)
+        update: dict = {"$set": dict(fields), **({"$inc": dict(inc)} if inc else {})}
         with self._lock:
             matched = self.store.memories.update_many(query, update).matched_count
             if user_id in self._users:
@@ -225,10 +223,8 @@ class MemoryIndex:
     def touch(self, user_id: str, memory_id: str | ObjectId, *, now: datetime | None = None) -> None:
         """The memory was stated again: updated_at = now, seen_count + 1, expiry pushed back."""
         now = as_utc(now) or utc_now()
-        fields: dict = {"updated_at": now}
-        if self.ttl_seconds:
-            fields["expires_at"] = now + timedelta(seconds=self.ttl_seconds)
-        self.update(user_id, [memory_id], fields, inc={"seen_count": 1})
+        later = {"expires_at": now + timedelta(seconds=self.ttl_seconds)} if self.ttl_seconds else {}
+        self.update(user_id, [memory_id], {"updated_at": now, **later}, inc={"seen_count": 1})
 
     def forget(self, user_id: str, ids: Iterable[str], *, now: datetime | None = None) -> int:
         """Hide memories from search (active=False, valid_to=now); the documents stay for the record."""
@@ -309,8 +305,7 @@ class MemoryIndex:
         with self._lock:
             rows = self._rows(user_id)
             for row in range(rows.n):
-                source = rows.sources[row] or {}
-                key = (source.get("session_id"), source.get("seq"))
+                key = ((rows.sources[row] or {}).get("session_id"), (rows.sources[row] or {}).get("seq"))
                 if key in keys and rows.active[row] and rows.kinds[row] == "episode":
                     out[key] = rows.hit(row, 0.0)
         return out
@@ -328,6 +323,11 @@ class MemoryIndex:
             candidates = np.flatnonzero(rows.valid(check_kinds(kinds), now_s) & (sims >= min_similarity))
             order = candidates[np.argsort(-sims[candidates], kind="stable")][:limit]
             return [rows.hit(int(r), float(sims[r]), similarity=float(sims[r])) for r in order]
+
+    def count(self, user_id: str, *, kinds: tuple[str, ...] = ("episode",)) -> int:
+        """How many of the user's memories of these kinds are live (what `all` would list), without building them."""
+        with self._lock:
+            return int(self._rows(check_user_id(user_id)).valid(check_kinds(kinds), time.time()).sum())
 
     def all(self, user_id: str, *, kinds: tuple[str, ...] = KINDS, now: datetime | None = None) -> list[Hit]:
         """Every active memory of the user, oldest first (what search can return)."""

@@ -101,3 +101,16 @@ def test_window_suffix_is_whole_exchanges():
 def test_policy_rejects_shares_outside_0_1():
     with pytest.raises(ValueError, match="strong_share"):
         BudgetPolicy(strong_share=1.5)
+
+
+def test_remembered_turns_not_the_candidate_list_measure_a_long_history():
+    # a window of 40 messages and only 10 candidates (a capped search): counted from the candidates the history
+    # looks short; memory holding 40 turns outside the window says it is long
+    hits = [hit(i, 0.2, words=40) for i in range(10)]
+    assert run(window(20), hits, 2000)[3].evidence == "weak"
+    block = lambda h: count_text_tokens("\n\n" + format_block(h))  # noqa: E731
+    pack = lambda h, t: pack_by_value(h, t, count_text_tokens)  # noqa: E731
+    for remembered, evidence in ((40, "long history"), (39, "weak")):
+        split = plan(window(20), 0, hits, 2000, session_id="s", block_tokens=block, pack=pack,
+                     remembered=remembered)[3]
+        assert split.evidence == evidence

@@ -220,3 +220,24 @@ def test_background_retries_are_bounded_and_a_404_is_not_retried(settings, monke
         assert len(again.long_term._retry) <= 3
     again.close()
     assert len(again.long_term._retry) <= 3 and again.stats["memory_skipped"] >= 1
+
+
+def test_a_window_longer_than_the_candidate_list_still_counts_as_a_long_history(settings):
+    """The history's length is what memory holds outside the window, not the (capped) candidates: a big budget
+    keeps a long window, and a weak question must still give memories their long-history share."""
+    from helpers.memory.transcript import read_transcript
+    client, store = get_client(settings), mongomock_store("long-history")
+    topics = ["ceramics", "sailing", "tax forms", "a violin", "sourdough", "rock climbing", "a vegetable garden"]
+    lines = ["(conversation on 8 May, 2023)"]
+    for i in range(100):
+        lines.append(json.dumps({"role": "user" if i % 2 == 0 else "assistant",
+                                 "content": f"Day {i}: we talked about {topics[i % 7]} and what came of it at "
+                                            f"length, with plans for next week and the week after that."}))
+    memory = VectorMemory(client, settings, store=store, user_id="maya", session_id="s", context_budget=1000,
+                          candidates=5)
+    import_turns(memory, read_transcript(lines))
+    window = memory.store.sessions.find_one({"session_id": "s"})["window"]
+    outside = memory.long_term.outside_window({"window": window})
+    assert len(window) > memory.long_term.candidates and outside >= len(window)
+    memory.build_request("What did we say about the weather?")
+    assert memory.recall.split.evidence == "long history" and memory.recall.split.memory_cap > 500

@@ -476,3 +476,15 @@ def test_vector_search_on_atlas(settings):
     finally:
         base.client.drop_database(store.db.name)
         base.close()
+
+
+def test_count_is_the_live_memories_of_a_kind(index):
+    assert index.count("u") == 0
+    first = index.add_episode("u", "s", 1, "I live in Denver now.", "Nice!")
+    index.add_episode("u", "s", 3, "I moved to Boulder.", "Lovely.")
+    index.add_episode("v", "s", 1, "Someone else.", "Hi.")
+    add_fact(index, "u", "The user lives in Boulder.")
+    assert index.count("u") == 2 and index.count("u", kinds=("fact",)) == 1
+    assert index.count("u", kinds=("fact", "episode")) == 3 and index.count("v") == 1
+    index.forget("u", [first])
+    assert index.count("u") == 1 == len(index.all("u", kinds=("episode",)))
