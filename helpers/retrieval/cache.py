@@ -29,7 +29,7 @@ __all__ = ["UserRows", "PROJECTION", "NEIGHBOUR_WORDS"]
 # tune part (conv-26, conv-30, conv-41; vector stage, 2,000 tokens) at c5cdcf2: off 87.6%, the turn before only
 # 0.5 / 1.0 88.0% / 87.9%, the turn after only 0.5 88.1%, both sides 0.25 / 0.5 / 1.0 / 1.5 / 2.0 88.0% / 88.3% /
 # 88.6% / 88.4% / 88.2%; at 1.0 also 1,000 tokens 81.8% → 83.3%, 4,000 tokens 89.6% → 90.3%. Generated tune
-# split: 2,000 tokens 85.1% → 86.2%, 4,000 unchanged, 1,000 tokens 72.4% → 66.7% (its chit-chat shares words
+# split: 2,000 and 4,000 tokens unchanged (85.1%, 92.0%), 1,000 tokens 72.4% → 66.7% (its chit-chat shares words
 # like "living" with a question about work: a cost on our own generated data, stated plainly).
 NEIGHBOUR_WORDS = 1
 
