@@ -212,7 +212,9 @@ class MemoryIndex:
         query: dict = {"_id": {"$in": object_ids}, "user_id": user_id}
         if only_active:
             query["active"] = True
-        update: dict = {"$set": dict(fields), **({"$inc": dict(inc)} if inc else {})}
+        update: dict = {"$set": dict(fields)}
+        if inc:
+            update["$inc"] = dict(inc)
         with self._lock:
             matched = self.store.memories.update_many(query, update).matched_count
             if user_id in self._users:
@@ -301,14 +303,10 @@ class MemoryIndex:
     def episodes_at(self, user_id: str, keys: set[tuple]) -> dict[tuple, Hit]:
         """The user's active episode memories at these (session_id, seq) sources (a neighbour's turn)."""
         user_id = check_user_id(user_id)
-        out = {}
         with self._lock:
             rows = self._rows(user_id)
-            for row in range(rows.n):
-                key = ((rows.sources[row] or {}).get("session_id"), (rows.sources[row] or {}).get("seq"))
-                if key in keys and rows.active[row] and rows.kinds[row] == "episode":
-                    out[key] = rows.hit(row, 0.0)
-        return out
+            found = ((key, rows.turn_at.get(key)) for key in keys)  # the cache's (session_id, seq) → turn row
+            return {key: rows.hit(row, 0.0) for key, row in found if row is not None and rows.active[row]}
 
     def neighbours(self, user_id: str, vector: np.ndarray, *, kinds: tuple[str, ...] = ("fact",),
                    min_similarity: float = 0.0, limit: int = 10, now: datetime | None = None) -> list[Hit]:
@@ -325,9 +323,11 @@ class MemoryIndex:
             return [rows.hit(int(r), float(sims[r]), similarity=float(sims[r])) for r in order]
 
     def count(self, user_id: str, *, kinds: tuple[str, ...] = ("episode",)) -> int:
-        """How many of the user's memories of these kinds are live (what `all` would list), without building them."""
+        """How many of the user's memories of these kinds are live (what `all` would list), without building them;
+        read from the cache as the last search left it (no second refresh per request), loaded if absent."""
         with self._lock:
-            return int(self._rows(check_user_id(user_id)).valid(check_kinds(kinds), time.time()).sum())
+            rows = self._users.get(uid := check_user_id(user_id)) or self._rows(uid)
+            return int(rows.valid(check_kinds(kinds), time.time()).sum())
 
     def all(self, user_id: str, *, kinds: tuple[str, ...] = KINDS, now: datetime | None = None) -> list[Hit]:
         """Every active memory of the user, oldest first (what search can return)."""
