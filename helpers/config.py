@@ -12,7 +12,7 @@ __all__ = ["Settings", "load_settings", "describe", "project_root", "ConfigError
 
 
 EMBEDDERS = ("", "local", "voyage")
-MAX_SETTING = 1_000_000_000        # any token setting above this is a typo (and would not fit the database's ints)
+MAX_SETTING = 1_000_000_000  # any token setting above this is a typo (and would not fit the database's ints)
 MAX_RETRIES_LIMIT = 20
 _DB_NAME_BAD = set('/\\. "$\x00')
 
@@ -58,8 +58,10 @@ def _db_name(value: str) -> str:
     """MongoDB's rules for a database name (no /\\. "$, spaces or NUL; at most 63 bytes)."""
     bad = sorted({c for c in value if c in _DB_NAME_BAD or c.isspace()})
     if bad or len(value.encode("utf-8")) > 63:
-        raise ConfigError(f"GTE_DB_NAME={value!r} is not a valid MongoDB database name (no {''.join(bad) or 'more than 63 bytes'}); "
-                          "use letters, digits, '-' and '_'")
+        raise ConfigError(
+            f"GTE_DB_NAME={value!r} is not a valid MongoDB database name (no {''.join(bad) or 'more than 63 bytes'}); "
+            "use letters, digits, '-' and '_'"
+        )
     return value
 
 
@@ -74,25 +76,25 @@ class Settings:
     mongodb_uri: str | None = field(default=None, repr=False)
     db_name: str = "goldfish_to_elephant"
     data_dir: Path = field(default_factory=lambda: project_root() / ".data")
-    window_budget: int = 400           # tokens of recent messages kept verbatim (04)
-    summary_max_tokens: int = 300      # cap on the rolling summary (04)
-    memory_budget: int = 400           # tokens of retrieved long-term memory per request (05)
-    context_budget: int = 2000         # vector stage: one budget for window + summary + memories (05)
-    reply_max_tokens: int = 400        # max_tokens for a chat reply
+    window_budget: int = 400  # tokens of recent messages kept verbatim (04)
+    summary_max_tokens: int = 300  # cap on the rolling summary (04)
+    memory_budget: int = 400  # tokens of retrieved long-term memory per request (05)
+    context_budget: int = 2000  # vector stage: one budget for window + summary + memories (05)
+    reply_max_tokens: int = 400  # max_tokens for a chat reply
     offline_context_window: int = 200_000  # the offline model's context window in tokens (03 sets it small)
-    max_retries: int = 3               # SDK retries for 429/5xx/timeouts, with backoff and jitter
+    max_retries: int = 3  # SDK retries for 429/5xx/timeouts, with backoff and jitter
     timeout_s: float = 60.0
     voyage_api_key: str | None = field(default=None, repr=False)  # hosted embeddings (05); None: local MiniLM
-    embedder: str = ""                 # EMBEDDER: "" (Voyage if a key is set, else local), "local" or "voyage"
-    simulate_live: bool = False        # SIMULATE_LIVE=1: replays, benchmarks and imports go live too (04-06)
-    max_live_calls: int = 300          # MAX_LIVE_CALLS: live API requests one process may make (a runaway-loop stop)
+    embedder: str = ""  # EMBEDDER: "" (Voyage if a key is set, else local), "local" or "voyage"
+    simulate_live: bool = False  # SIMULATE_LIVE=1: replays, benchmarks and imports go live too (04-06)
+    max_live_calls: int = 300  # MAX_LIVE_CALLS: live API requests one process may make (a runaway-loop stop)
 
     @property
     def mode(self) -> str:
         """'live' when an API key is set, else 'offline'."""
         return "live" if self.anthropic_api_key else "offline"
 
-    def with_(self, **changes) -> "Settings":
+    def with_(self, **changes) -> Settings:
         """A copy with some fields changed (settings are immutable)."""
         return replace(self, **changes)
 
@@ -173,8 +175,9 @@ def load_settings(env: dict | None = None, dotenv_path: str | os.PathLike | None
 
 
 # Said once, up front, wherever the offline model answers (notebook banners, the chat widget's header).
-OFFLINE_NOTE = ("it only knows what this conversation and its memories hold, and says so in one sentence when asked "
-                "about the world")
+OFFLINE_NOTE = (
+    "it only knows what this conversation and its memories hold, and says so in one sentence when asked about the world"
+)
 
 
 def describe(settings: Settings | None = None) -> str:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     import anthropic
@@ -29,7 +30,7 @@ Message = dict[str, Any]
 ROLES = ("user", "assistant")
 
 
-def reply_text(message: "anthropic.types.Message") -> str:
+def reply_text(message: anthropic.types.Message) -> str:
     """The text of a Messages API reply (`content[0].text`, joined if there are several text blocks)."""
     return "".join(block.text for block in message.content if getattr(block, "type", "") == "text")
 
@@ -120,7 +121,9 @@ def _check_text(where: str, text: Any) -> None:
     if not isinstance(text, str):
         raise ValueError(f"{where}: text must be a str, got {type(text).__name__}")
     if not text.strip():
-        raise ValueError(f"{where}: text is empty or whitespace-only; the API rejects blank text, so drop the message or give it text")
+        raise ValueError(
+            f"{where}: text is empty or whitespace-only; the API rejects blank text, so drop the message or give it text"
+        )
 
 
 def validate_messages(messages: Sequence[Message]) -> None:
@@ -147,7 +150,9 @@ def validate_messages(messages: Sequence[Message]) -> None:
                 _check_block(f"{where}.content[{j}]", role, block)
             answered = tool_result_ids(message)
             if answered:
-                offered = tool_use_ids(previous) if previous is not None and previous.get("role") == "assistant" else set()
+                offered = (
+                    tool_use_ids(previous) if previous is not None and previous.get("role") == "assistant" else set()
+                )
                 missing = sorted(answered - offered)
                 if missing:
                     raise ValueError(

@@ -6,7 +6,7 @@ import os
 import sys
 import threading
 from collections import Counter
-from typing import Callable
+from collections.abc import Callable
 
 import anthropic
 import httpx2
@@ -14,10 +14,20 @@ import httpx2
 from helpers.config import OFFLINE_NOTE, Settings, load_settings
 from helpers.offline import FaultPlan, OfflineModel, OfflineTransport
 
-__all__ = ["get_client", "is_offline", "offline_transport", "mode_line", "LiveCallLimit", "LiveTransport",
-           "live_calls", "live_cost", "OFFLINE_USAGE", "REPLY_TOKENS"]
+__all__ = [
+    "get_client",
+    "is_offline",
+    "offline_transport",
+    "mode_line",
+    "LiveCallLimit",
+    "LiveTransport",
+    "live_calls",
+    "live_cost",
+    "OFFLINE_USAGE",
+    "REPLY_TOKENS",
+]
 
-_OFFLINE_KEY = "offline-no-key"          # never sent anywhere: the transport answers in-process
+_OFFLINE_KEY = "offline-no-key"  # never sent anywhere: the transport answers in-process
 _OFFLINE_BASE_URL = "http://offline.invalid"
 # what the offline model answered in this process, by role: "chat" would go live with a key, "replay" only with
 # SIMULATE_LIVE=1 (calls, input_tokens, output_tokens, count_tokens)
@@ -50,10 +60,12 @@ def get_client(
     retries = s.max_retries if max_retries is None else max_retries
     if s.anthropic_api_key:
         http = anthropic.DefaultHttpxClient(transport=LiveTransport(s.max_live_calls, retries))
-        return anthropic.Anthropic(api_key=s.anthropic_api_key, max_retries=retries, timeout=s.timeout_s,
-                                   http_client=http)
-    model = OfflineModel(context_window=context_window or s.offline_context_window, clock=clock,
-                         reply_tokens=reply_tokens)
+        return anthropic.Anthropic(
+            api_key=s.anthropic_api_key, max_retries=retries, timeout=s.timeout_s, http_client=http
+        )
+    model = OfflineModel(
+        context_window=context_window or s.offline_context_window, clock=clock, reply_tokens=reply_tokens
+    )
     plan = faults if faults is not None else os.environ.get("GTE_OFFLINE_FAULTS")
     transport = OfflineTransport(model, faults=plan, usage=OFFLINE_USAGE[role])
     return anthropic.Anthropic(
@@ -82,8 +94,10 @@ def mode_line(client: anthropic.Anthropic) -> str:
     transport = offline_transport(client)
     if transport is None:
         return "model: live Anthropic API"
-    return (f"model: offline stand-in, deterministic (context window {transport.model.context_window:,} tokens): "
-            f"{OFFLINE_NOTE}")
+    return (
+        f"model: offline stand-in, deterministic (context window {transport.model.context_window:,} tokens): "
+        f"{OFFLINE_NOTE}"
+    )
 
 
 # ---------------------------------------------------------------------------- live guard (classroom safety)
@@ -123,14 +137,19 @@ class LiveTransport(httpx2.BaseTransport):
                 raise LiveCallLimit(
                     f"MAX_LIVE_CALLS={self.cap} live API calls reached in this process: stopped before sending more "
                     "(a loop may be running away). Restart the kernel, or raise MAX_LIVE_CALLS in .env on purpose.",
-                    request, body=None)
+                    request,
+                    body=None,
+                )
             _LIVE["calls"] += 1
         response = self.inner.handle_request(request)
         if response.status_code in (429, 529):
             what = "rate limited (429)" if response.status_code == 429 else "overloaded (529)"
-            print(f"note: the API answered {what}. A class shares one key's per-minute limit; retrying with backoff "
-                  f"(up to {self.retries} retries, MAX_RETRIES). Replays stay offline unless SIMULATE_LIVE=1.",
-                  file=sys.stderr, flush=True)
+            print(
+                f"note: the API answered {what}. A class shares one key's per-minute limit; retrying with backoff "
+                f"(up to {self.retries} retries, MAX_RETRIES). Replays stay offline unless SIMULATE_LIVE=1.",
+                file=sys.stderr,
+                flush=True,
+            )
         return response
 
     def close(self) -> None:
@@ -145,16 +164,25 @@ def live_cost(settings: Settings | None = None) -> str:
     s = settings or load_settings()
 
     def part(usage: Counter) -> str:
-        usd = cost_of({k: usage[k] for k in ("input_tokens", "output_tokens", "cache_creation_input_tokens",
-                                             "cache_read_input_tokens")}, s.chat_model)
-        return (f"{usage['calls']:,} model calls ({usage['input_tokens']:,} input + {usage['output_tokens']:,} output "
-                f"tokens, offline counts) ≈ ${usd:.4f} at {s.chat_model}'s price, plus {usage['count_tokens']:,} "
-                "count_tokens calls (free, rate-limited)")
+        usd = cost_of(
+            {
+                k: usage[k]
+                for k in ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+            },
+            s.chat_model,
+        )
+        return (
+            f"{usage['calls']:,} model calls ({usage['input_tokens']:,} input + {usage['output_tokens']:,} output "
+            f"tokens, offline counts) ≈ ${usd:.4f} at {s.chat_model}'s price, plus {usage['count_tokens']:,} "
+            "count_tokens calls (free, rate-limited)"
+        )
 
     chat, replay = OFFLINE_USAGE["chat"], OFFLINE_USAGE["replay"]
     lines = []
     if s.mode == "live":
-        lines.append(f"live: this kernel sent {live_calls():,} API calls so far (cap MAX_LIVE_CALLS={s.max_live_calls})")
+        lines.append(
+            f"live: this kernel sent {live_calls():,} API calls so far (cap MAX_LIVE_CALLS={s.max_live_calls})"
+        )
     else:
         lines.append(f"with a key, the chats here would make {part(chat)}")
     where = "live with SIMULATE_LIVE=1" if not s.simulate_live else "live now (SIMULATE_LIVE=1)"

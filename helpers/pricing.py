@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 __all__ = [
     "Price",
@@ -28,11 +29,11 @@ __all__ = [
 # also claude.com/pricing), as of 2026. Prompt caching is priced relative to base input: a 5-minute cache
 # write costs 1.25× input, a 1-hour cache write 2× input, a cache hit (read) 0.1× input.
 PRICING_SOURCE = "Anthropic pricing page (platform.claude.com/docs/en/about-claude/pricing), as of 2026"
-CACHE_WRITE_MULTIPLIER = 1.25    # 5-minute cache write, × base input price
+CACHE_WRITE_MULTIPLIER = 1.25  # 5-minute cache write, × base input price
 CACHE_WRITE_1H_MULTIPLIER = 2.0  # 1-hour cache write, × base input price
-CACHE_READ_MULTIPLIER = 0.1      # cache hit / refresh, × base input price
+CACHE_READ_MULTIPLIER = 0.1  # cache hit / refresh, × base input price
 
-CHAT_KIND = "chat"      # the call that answers the user
+CHAT_KIND = "chat"  # the call that answers the user
 MEMORY_KIND = "memory"  # memory maintenance: summary, retention check, extraction, reconciliation, ...
 
 
@@ -75,7 +76,8 @@ def price_of(model: str, prices: Mapping[str, Price] | None = None) -> Price:
         return table[alias]
     raise KeyError(
         f"no price for model {model!r} in helpers.pricing.PRICES (known: {', '.join(sorted(table))}); "
-        f"add it there or pass prices=... ({PRICING_SOURCE})")
+        f"add it there or pass prices=... ({PRICING_SOURCE})"
+    )
 
 
 _USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
@@ -101,8 +103,11 @@ def cache_write_split(usage: Any) -> tuple[int, int]:
     split = usage.get("cache_creation") if isinstance(usage, Mapping) else getattr(usage, "cache_creation", None)
     if split is None:
         return written, 0
-    one_hour = split.get("ephemeral_1h_input_tokens") if isinstance(split, Mapping) else \
-        getattr(split, "ephemeral_1h_input_tokens", 0)
+    one_hour = (
+        split.get("ephemeral_1h_input_tokens")
+        if isinstance(split, Mapping)
+        else getattr(split, "ephemeral_1h_input_tokens", 0)
+    )
     one_hour = min(written, max(0, int(one_hour or 0)))
     return written - one_hour, one_hour
 
@@ -113,15 +118,17 @@ def cost_of(usage: Any, model: str, prices: Mapping[str, Price] | None = None) -
     price = price_of(model, prices)
     c = usage_counts(usage)
     write_5m, write_1h = cache_write_split(usage)
-    return (c["input_tokens"] * price.input_per_mtok
-            + c["output_tokens"] * price.output_per_mtok
-            + write_5m * price.cache_write_per_mtok
-            + write_1h * price.cache_write_1h_per_mtok
-            + c["cache_read_input_tokens"] * price.cache_read_per_mtok) / 1_000_000
+    return (
+        c["input_tokens"] * price.input_per_mtok
+        + c["output_tokens"] * price.output_per_mtok
+        + write_5m * price.cache_write_per_mtok
+        + write_1h * price.cache_write_1h_per_mtok
+        + c["cache_read_input_tokens"] * price.cache_read_per_mtok
+    ) / 1_000_000
 
 
 def kind_of(purpose: str) -> str:
-    """"chat" for the call that answers the user, "memory" for every memory-maintenance call."""
+    """ "chat" for the call that answers the user, "memory" for every memory-maintenance call."""
     return CHAT_KIND if purpose == CHAT_KIND else MEMORY_KIND
 
 
@@ -172,8 +179,14 @@ class CostLedger:
         """Price one call from its `usage` and append it; `kind` defaults to kind_of(purpose). Returns the entry."""
         counts = usage_counts(usage)
         _, one_hour = cache_write_split(usage)
-        entry = LedgerEntry(purpose, model, cost_usd=cost_of(usage, model, self.prices), kind=kind or kind_of(purpose),
-                            cache_creation_1h_input_tokens=one_hour, **counts)
+        entry = LedgerEntry(
+            purpose,
+            model,
+            cost_usd=cost_of(usage, model, self.prices),
+            kind=kind or kind_of(purpose),
+            cache_creation_1h_input_tokens=one_hour,
+            **counts,
+        )
         self.entries.append(entry)
         return entry
 
@@ -188,8 +201,11 @@ class CostLedger:
 
     def totals(self) -> dict:
         """The same totals over every call (zeros when none was recorded)."""
-        return _totals(self.entries, lambda e: "all").get("all") or \
-            {"calls": 0, **{name: 0 for name in _TOTAL_FIELDS}, "cost_usd": 0.0}
+        return _totals(self.entries, lambda e: "all").get("all") or {
+            "calls": 0,
+            **{name: 0 for name in _TOTAL_FIELDS},
+            "cost_usd": 0.0,
+        }
 
     def total_cost(self) -> float:
         """USD of every recorded call."""

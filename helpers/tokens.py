@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import anthropic
-
 
 __all__ = [
     "count_request_tokens",
@@ -57,15 +56,18 @@ def per_message_tokens(client: anthropic.Anthropic, model: str, system: str | No
     return counts
 
 
-def whole_context_counts(client: anthropic.Anthropic, model: str, system: str | None, messages: list[dict]) -> list[int]:
+def whole_context_counts(
+    client: anthropic.Anthropic, model: str, system: str | None, messages: list[dict]
+) -> list[int]:
     """The *wrong* per-message numbers: the whole context's count stored on each message (shown in 03)."""
     return [count_request_tokens(client, model, system, messages[: i + 1]) for i in range(len(messages))]
 
 
 def text_tokens(client: anthropic.Anthropic, model: str, text: str) -> int:
     """Tokens of `text` as the model counts them (two `count_tokens` calls): the counter to use live."""
-    return count_request_tokens(client, model, None, [{"role": "user", "content": text}]) - \
-        request_base_tokens(client, model, None)
+    return count_request_tokens(client, model, None, [{"role": "user", "content": text}]) - request_base_tokens(
+        client, model, None
+    )
 
 
 @functools.lru_cache(maxsize=65536)  # a long history counts the same messages every turn
@@ -78,8 +80,9 @@ def local_tokens(text: str) -> int:
     return count_text_tokens(text)
 
 
-def text_counter(client: anthropic.Anthropic, live: Callable[[str], int], cache_size: int = 4096
-                 ) -> Callable[[str], int]:
+def text_counter(
+    client: anthropic.Anthropic, live: Callable[[str], int], cache_size: int = 4096
+) -> Callable[[str], int]:
     """`text -> tokens` for `client`, chosen once: for the offline model its own tokenizer (`local_tokens`, the
     numbers its `count_tokens` gives, without a round trip); live, `live` (a `count_tokens` call) cached per text."""
     from helpers.llm import is_offline  # here, not at import: importing tokens never loads the offline model
@@ -105,15 +108,20 @@ def chars_over_four(text: str) -> int:
 
 SAMPLE_TEXTS: dict[str, str] = {
     "chat": "Hey Scout! We land at LAX on Friday around 3pm. Is it realistic to get to Santa Monica "
-            "for sunset, or should we just head to the hotel in Silver Lake and grab tacos nearby?",
+    "for sunset, or should we just head to the hotel in Silver Lake and grab tacos nearby?",
     "code": "def trim(window, budget):\n    kept, total = [], 0\n    for ex in reversed(group(window)):\n"
-            "        t = sum(m['tokens'] for m in ex)\n        if kept and total + t > budget:\n"
-            "            break\n        kept[:0], total = ex, total + t\n    return kept\n",
-    "json": json.dumps({"session_id": "9f1c2e7a", "version": 42, "window": [
-        {"role": "user", "tokens": 17, "seq": 81}, {"role": "assistant", "tokens": 64, "seq": 82}],
-        "retention": 1.0}),
+    "        t = sum(m['tokens'] for m in ex)\n        if kept and total + t > budget:\n"
+    "            break\n        kept[:0], total = ex, total + t\n    return kept\n",
+    "json": json.dumps(
+        {
+            "session_id": "9f1c2e7a",
+            "version": 42,
+            "window": [{"role": "user", "tokens": 17, "seq": 81}, {"role": "assistant", "tokens": 64, "seq": 82}],
+            "retention": 1.0,
+        }
+    ),
     "non-English": "東京で一番おいしいラーメン屋はどこですか？ Где лучше всего поесть в Лос-Анджелесе? "
-                   "¿Cuál es la mejor playa para ver el atardecer?",
+    "¿Cuál es la mejor playa para ver el atardecer?",
     "numbers": "Flight UA1432 departs 2026-12-18 07:45 from gate 71B; confirmation code QX7-55K-9021.",
 }
 

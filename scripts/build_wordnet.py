@@ -23,7 +23,7 @@ from pathlib import Path
 
 __all__ = ["build", "main", "SENSES"]
 
-SENSES = {"n": 4, "v": 3, "a": 3, "r": 2}   # senses kept per lemma and part of speech, most frequent first
+SENSES = {"n": 4, "v": 3, "a": 3, "r": 2}  # senses kept per lemma and part of speech, most frequent first
 _FILES = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
 OUT = Path(__file__).resolve().parent.parent / "helpers" / "offline" / "data" / "wordnet.json.gz"
 
@@ -39,9 +39,9 @@ def _read_index(root: Path, pos: str) -> dict[str, list[str]]:
             continue
         parts = line.split()
         lemma, n_synsets, n_ptr = parts[0], int(parts[2]), int(parts[3])
-        offsets = parts[6 + n_ptr:6 + n_ptr + n_synsets]
+        offsets = parts[6 + n_ptr : 6 + n_ptr + n_synsets]
         if _single(lemma):
-            out[lemma.lower()] = [pos + o for o in offsets[:SENSES[pos]]]
+            out[lemma.lower()] = [pos + o for o in offsets[: SENSES[pos]]]
     return out
 
 
@@ -58,7 +58,7 @@ def _read_data(root: Path, pos: str) -> dict[str, tuple[list[str], list[str], li
         n_ptr = int(parts[i])
         hypers, antonyms = [], []
         for k in range(n_ptr):
-            sym, target, tpos, srctgt = parts[i + 1 + 4 * k:i + 5 + 4 * k]
+            sym, target, tpos, srctgt = parts[i + 1 + 4 * k : i + 5 + 4 * k]
             tpos = "a" if tpos == "s" else tpos
             if sym in ("@", "@i"):
                 hypers.append(tpos + target)
@@ -96,9 +96,14 @@ def build(root: Path) -> dict:
     # hypernym-only synsets keep one lemma, so a kind can be named ("music" for "jazz"'s parent's parent)
     for sid in hyper:
         words.setdefault(sid, [w for w in data[sid][0] if _single(w)][:3])
-    return {"source": "WordNet 3.0 (Princeton University), via scripts.build_wordnet",
-            "senses": SENSES, "lemmas": lemmas, "hyper": {k: v for k, v in hyper.items() if v},
-            "words": words, "antonyms": {k: sorted(v) for k, v in antonyms.items()}}
+    return {
+        "source": "WordNet 3.0 (Princeton University), via scripts.build_wordnet",
+        "senses": SENSES,
+        "lemmas": lemmas,
+        "hyper": {k: v for k, v in hyper.items() if v},
+        "words": words,
+        "antonyms": {k: sorted(v) for k, v in antonyms.items()},
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -110,8 +115,10 @@ def main(argv: list[str] | None = None) -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with open(args.out, "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as fh:
         fh.write(json.dumps(lexicon, sort_keys=True, separators=(",", ":")).encode())  # no name, no time: same bytes
-    print(f"{args.out}: {len(lexicon['lemmas'])} lemmas, {len(lexicon['hyper'])} synsets with hypernyms, "
-          f"{args.out.stat().st_size / 1e6:.1f} MB")
+    print(
+        f"{args.out}: {len(lexicon['lemmas'])} lemmas, {len(lexicon['hyper'])} synsets with hypernyms, "
+        f"{args.out.stat().st_size / 1e6:.1f} MB"
+    )
 
 
 if __name__ == "__main__":

@@ -30,21 +30,36 @@ def time_one(path: Path) -> dict:
     load_before = os.getloadavg()[0]
     cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval-lax", str(path)],
-                          cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval-lax", str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     wall = time.perf_counter() - started
     cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (cpu_after.ru_utime - cpu_before.ru_utime) + (cpu_after.ru_stime - cpu_before.ru_stime)
     tail = done.stdout.strip().splitlines()[-1:] or [""]
-    return {"notebook": path.name, "passed": done.returncode == 0, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
-            "load_before": round(load_before, 2), "load_after": round(os.getloadavg()[0], 2), "pytest": tail[0]}
+    return {
+        "notebook": path.name,
+        "passed": done.returncode == 0,
+        "wall_s": round(wall, 1),
+        "cpu_s": round(cpu, 1),
+        "load_before": round(load_before, 2),
+        "load_after": round(os.getloadavg()[0], 2),
+        "pytest": tail[0],
+    }
 
 
 def main(argv: list[str]) -> int:
     wanted = set(argv)
-    notebooks = [p for p in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")) if not wanted or p.name[:2] in wanted]
+    notebooks = [
+        p for p in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")) if not wanted or p.name[:2] in wanted
+    ]
     old = json.loads(OUT.read_text()) if OUT.exists() else {"notebooks": {}}
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
     rows = dict(old.get("notebooks", {}))
     for path in notebooks:
         row = time_one(path)
@@ -53,20 +68,33 @@ def main(argv: list[str]) -> int:
         print(json.dumps(row), flush=True)
     present = {p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")}
     rows = {k: v for k, v in sorted(rows.items()) if k in present}
-    OUT.write_text(json.dumps({
-        "command": "python -m scripts.time_notebooks " + " ".join(argv),
-        "mode": "offline (the test suite's settings: no key, throwaway data dir)",
-        "cpus": os.cpu_count(), "notebooks": rows}, indent=1) + "\n")
+    OUT.write_text(
+        json.dumps(
+            {
+                "command": "python -m scripts.time_notebooks " + " ".join(argv),
+                "mode": "offline (the test suite's settings: no key, throwaway data dir)",
+                "cpus": os.cpu_count(),
+                "notebooks": rows,
+            },
+            indent=1,
+        )
+        + "\n"
+    )
     write_table(rows)
     return 0 if all(r["passed"] for r in rows.values()) else 1
 
 
 def write_table(rows: dict[str, dict], doc: Path = DOC) -> None:
     """Copy the figures into docs/workshop.md, between its timings markers."""
-    lines = ["| notebook | wall s | CPU s | load before → after | passed | commit, date (UTC) |", "|---|---|---|---|---|---|"]
+    lines = [
+        "| notebook | wall s | CPU s | load before → after | passed | commit, date (UTC) |",
+        "|---|---|---|---|---|---|",
+    ]
     for stem, r in rows.items():
-        lines.append(f"| `{stem}.ipynb` | {r['wall_s']:.0f} | {r['cpu_s']:.0f} | {r['load_before']:.1f} → "
-                     f"{r['load_after']:.1f} | {'yes' if r['passed'] else 'NO'} | {r['commit']}, {r['date'][:16]} |")
+        lines.append(
+            f"| `{stem}.ipynb` | {r['wall_s']:.0f} | {r['cpu_s']:.0f} | {r['load_before']:.1f} → "
+            f"{r['load_after']:.1f} | {'yes' if r['passed'] else 'NO'} | {r['commit']}, {r['date'][:16]} |"
+        )
     total_wall = sum(r["wall_s"] for r in rows.values())
     total_cpu = sum(r["cpu_s"] for r in rows.values())
     lines.append(f"| all | {total_wall:.0f} | {total_cpu:.0f} | | | |")

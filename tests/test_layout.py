@@ -28,8 +28,10 @@ NOTEBOOKS = ROOT / "notebooks"
 MAX_LINES = 400
 NOTEBOOK = r"\d\d_[A-Za-z0-9_]+?(?:\.ipynb)?"
 # "Taught in 04_x, section 'S'." / "Taught in 01_a and 02_b, "S"." / "Plumbing for 05_x, section 'S'."
-TAUGHT = re.compile(rf"(?P<kind>Taught in|Plumbing for|Tools for) (?P<notebooks>{NOTEBOOK}(?: and {NOTEBOOK})*),? (?:section )?"
-                    r"(?P<q>['\"])(?P<section>.+?)(?P=q)\.?(?:\"\"\")?\s*$")
+TAUGHT = re.compile(
+    rf"(?P<kind>Taught in|Plumbing for|Tools for) (?P<notebooks>{NOTEBOOK}(?: and {NOTEBOOK})*),? (?:section )?"
+    r"(?P<q>['\"])(?P<section>.+?)(?P=q)\.?(?:\"\"\")?\s*$"
+)
 LINK = re.compile(r"\]\((\.\./helpers/[^)#\s]*)")
 
 
@@ -76,7 +78,8 @@ def test_module_is_at_most_400_lines(path: Path) -> None:
 
 def _is_type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _imports(node: ast.AST) -> list[ast.Import | ast.ImportFrom]:
@@ -172,8 +175,9 @@ def test_cycle_finder_sees_a_function_level_import(tmp_path: Path) -> None:
     (pkg / "sub" / "__init__.py").write_text("from .x import y\n")
     (pkg / "sub" / "x.py").write_text("from ..e import z\ny = 1\n")
     (pkg / "e.py").write_text("from helpers.sub.x import y\nz = 2\n")
-    modules = {".".join(p.relative_to(tmp_path).with_suffix("").parts).removesuffix(".__init__"): p
-               for p in pkg.rglob("*.py")}
+    modules = {
+        ".".join(p.relative_to(tmp_path).with_suffix("").parts).removesuffix(".__init__"): p for p in pkg.rglob("*.py")
+    }
     cycles = find_cycles(import_graph(modules))
     assert ["helpers.a", "helpers.b"] in cycles
     assert not any("helpers.c" in c for c in cycles)
@@ -189,9 +193,12 @@ def test_no_import_cycle_between_helpers_modules() -> None:
 
 
 def test_no_noqa_e402_in_helpers() -> None:
-    offenders = [f"{_rel(p)}:{i}" for p in _modules()
-                 for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
-                 if re.search(r"noqa\s*:\s*[A-Z0-9, ]*E402", line)]
+    offenders = [
+        f"{_rel(p)}:{i}"
+        for p in _modules()
+        for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"noqa\s*:\s*[A-Z0-9, ]*E402", line)
+    ]
     assert offenders == [], f"mid-file imports silenced with noqa: E402 at {offenders}; move them to the top"
 
 
@@ -199,8 +206,12 @@ def test_no_noqa_e402_in_helpers() -> None:
 
 
 def _links() -> list[tuple[str, str]]:
-    return [(nb.name, link) for nb in sorted(NOTEBOOKS.glob("*.ipynb")) for text in _markdown(nb)
-            for link in LINK.findall(text)]
+    return [
+        (nb.name, link)
+        for nb in sorted(NOTEBOOKS.glob("*.ipynb"))
+        for text in _markdown(nb)
+        for link in LINK.findall(text)
+    ]
 
 
 def test_notebooks_link_helpers() -> None:
@@ -225,8 +236,9 @@ def _first_doc_line(path: Path) -> str:
 
 
 def _headings(path: Path) -> set[str]:
-    return {line.lstrip("#").strip() for text in _markdown(path) for line in text.splitlines()
-            if re.match(r"#{1,6} ", line)}
+    return {
+        line.lstrip("#").strip() for text in _markdown(path) for line in text.splitlines() if re.match(r"#{1,6} ", line)
+    }
 
 
 def _documented() -> list[Path]:
@@ -239,32 +251,48 @@ def test_docstring_names_its_notebook_section_or_plumbing(path: Path) -> None:
     m = TAUGHT.search(first)
     if m is None and ("Plumbing:" in first or first.startswith("Tools:")):
         return
-    assert m, (f"{_rel(path)}: the first docstring line must say \"Taught in NN_notebook, section '…'.\" or be "
-               f"marked \"Plumbing:\"; it is {first!r}")
+    assert m, (
+        f"{_rel(path)}: the first docstring line must say \"Taught in NN_notebook, section '…'.\" or be "
+        f'marked "Plumbing:"; it is {first!r}'
+    )
     rel = path.relative_to(HELPERS)
-    accepted = {f"../helpers/{rel.as_posix()}"} | {f"../helpers/{Path(*rel.parts[:i]).as_posix()}/"
-                                                   for i in range(1, len(rel.parts))}
+    accepted = {f"../helpers/{rel.as_posix()}"} | {
+        f"../helpers/{Path(*rel.parts[:i]).as_posix()}/" for i in range(1, len(rel.parts))
+    }
     if path.name == "__init__.py":  # a package is linked by any link into its folder
         accepted |= {link for _, link in _links() if link.startswith(f"../helpers/{rel.parent.as_posix()}/")}
     for name in m["notebooks"].split(" and "):
         notebook = NOTEBOOKS / (name if name.endswith(".ipynb") else f"{name}.ipynb")
         assert notebook.exists(), f"{_rel(path)} names {notebook.name}, which does not exist"
         assert m["section"] in _headings(notebook), (
-            f"{_rel(path)} names section {m['section']!r}, not a heading of {notebook.name}")
+            f"{_rel(path)} names section {m['section']!r}, not a heading of {notebook.name}"
+        )
         links = {link for nb, link in _links() if nb == notebook.name}
         assert links & accepted, f"{notebook.name} never links back to {_rel(path)} (any of {sorted(accepted)})"
 
 
-@pytest.mark.parametrize("line,notebooks,section", [
-    ("Trim. Taught in 04_bounded_memory_mongodb, section 'The window trims by whole exchanges'.",
-     "04_bounded_memory_mongodb", "The window trims by whole exchanges"),
-    ('The turn. Taught in 01_goldfish_stateless and 02_history_list, "The same thing, packaged"."""',
-     "01_goldfish_stateless and 02_history_list", "The same thing, packaged"),
-    ("Atlas. Plumbing for 05_vector_memory, section 'Extraction → storage → retrieval → injection'.",
-     "05_vector_memory", "Extraction → storage → retrieval → injection"),
-    ("Memory strategies. Taught in 01–05.", None, None),
-    ("Summary. Taught in 04_bounded_memory_mongodb.", None, None),
-])
+@pytest.mark.parametrize(
+    "line,notebooks,section",
+    [
+        (
+            "Trim. Taught in 04_bounded_memory_mongodb, section 'The window trims by whole exchanges'.",
+            "04_bounded_memory_mongodb",
+            "The window trims by whole exchanges",
+        ),
+        (
+            'The turn. Taught in 01_goldfish_stateless and 02_history_list, "The same thing, packaged"."""',
+            "01_goldfish_stateless and 02_history_list",
+            "The same thing, packaged",
+        ),
+        (
+            "Atlas. Plumbing for 05_vector_memory, section 'Extraction → storage → retrieval → injection'.",
+            "05_vector_memory",
+            "Extraction → storage → retrieval → injection",
+        ),
+        ("Memory strategies. Taught in 01–05.", None, None),
+        ("Summary. Taught in 04_bounded_memory_mongodb.", None, None),
+    ],
+)
 def test_the_docstring_pattern(line: str, notebooks: str | None, section: str | None) -> None:
     m = TAUGHT.search(line)
     assert (m and (m["notebooks"], m["section"])) == ((notebooks, section) if notebooks else None)
@@ -280,11 +308,22 @@ def test_the_package_map_is_the_init_docstring() -> None:
 
 TOP_LEVEL_LIMIT = 8
 # folder -> its wing; the top level holds the basics of 01-03 (and `chat.py`, the terminal chat's short entry point)
-WINGS = {"": "taught", "memory": "taught", "retrieval": "taught", "sim": "taught",
-         "db": "plumbing", "offline": "plumbing", "tools": "tool", "bench": "tool"}
+WINGS = {
+    "": "taught",
+    "memory": "taught",
+    "retrieval": "taught",
+    "sim": "taught",
+    "db": "plumbing",
+    "offline": "plumbing",
+    "tools": "tool",
+    "bench": "tool",
+}
 # what a first docstring line may start its claim with, per wing ("Plumbing for" is a part of a wing you may skip)
-KINDS_BY_WING = {"taught": ("Taught in", "Plumbing for"), "plumbing": ("Plumbing:", "Plumbing for"),
-                 "tool": ("Tools:", "Tools for", "Plumbing:", "Plumbing for")}
+KINDS_BY_WING = {
+    "taught": ("Taught in", "Plumbing for"),
+    "plumbing": ("Plumbing:", "Plumbing for"),
+    "tool": ("Tools:", "Tools for", "Plumbing:", "Plumbing for"),
+}
 MAP_HEADINGS = {"taught": "THE TAUGHT CORE", "plumbing": "PLUMBING you can skip", "tool": "TOOLS"}
 
 
@@ -308,8 +347,9 @@ def test_top_level_holds_at_most_eight_modules() -> None:
 
 
 def test_every_folder_is_a_known_wing() -> None:
-    folders = sorted(p.name for p in HELPERS.iterdir() if p.is_dir() and p.name != "__pycache__"
-                     and any(p.rglob("*.py")))
+    folders = sorted(
+        p.name for p in HELPERS.iterdir() if p.is_dir() and p.name != "__pycache__" and any(p.rglob("*.py"))
+    )
     assert set(folders) <= set(WINGS), f"folders with no wing: {sorted(set(folders) - set(WINGS))}"
 
 
@@ -318,14 +358,17 @@ def test_module_claims_the_wing_of_its_folder(path: Path) -> None:
     claim, wing = _claim(_first_doc_line(path)), wing_of(path)
     assert claim in KINDS_BY_WING[wing], (
         f"{_rel(path)} is in the {wing} wing, so its first docstring line must start its claim with one of "
-        f"{KINDS_BY_WING[wing]}; it says {claim!r}")
+        f"{KINDS_BY_WING[wing]}; it says {claim!r}"
+    )
 
 
 def _map_sections() -> dict[str, str]:
     doc = ast.get_docstring(_tree(HELPERS / "__init__.py")) or ""
     marks = sorted((doc.index(h), wing) for wing, h in MAP_HEADINGS.items())
-    return {wing: doc[start:(marks[i + 1][0] if i + 1 < len(marks) else len(doc))]
-            for i, (start, wing) in enumerate(marks)}
+    return {
+        wing: doc[start : (marks[i + 1][0] if i + 1 < len(marks) else len(doc))]
+        for i, (start, wing) in enumerate(marks)
+    }
 
 
 @pytest.mark.parametrize("path", _documented(), ids=_rel)
@@ -337,9 +380,11 @@ def test_module_is_in_the_map_under_its_wing(path: Path) -> None:
     if rel.as_posix() in section:
         return
     folder = f"{rel.parts[0]}/" if len(rel.parts) > 1 else None
-    assert folder and folder in section and (wing == "plumbing" or rel.name == "__init__.py"
-                                             or path.stem in section or rel.parts[1] + "/" in section), (
-        f"{_rel(path)} is not in the map (helpers/__init__.py) under {MAP_HEADINGS[wing]!r}")
+    assert (
+        folder
+        and folder in section
+        and (wing == "plumbing" or rel.name == "__init__.py" or path.stem in section or rel.parts[1] + "/" in section)
+    ), f"{_rel(path)} is not in the map (helpers/__init__.py) under {MAP_HEADINGS[wing]!r}"
 
 
 # --- (g) stages only look back; rooms are entered in order; no module reads another's privates ---------------
@@ -360,10 +405,12 @@ STAGES = ("memory", "retrieval")  # the stage modules of 01-06; the basics (top 
 # VectorMemory (05) carries 06's options: one context budget (`context_budget=`) and the dated import; MemoryIndex
 # (05) carries 06's people-as-a-filter, which a User/Assistant chat (all of 05) never triggers. 05 teaches them
 # without these; the imports are named here so that no other forward import slips in.
-ALLOWED_FORWARD = {("helpers.memory.long_term", "helpers.memory.budget"),
-                   ("helpers.memory.long_term", "helpers.memory.importer"),
-                   ("helpers.retrieval.index", "helpers.retrieval.names"),
-                   ("helpers.retrieval.cache", "helpers.retrieval.names")}
+ALLOWED_FORWARD = {
+    ("helpers.memory.long_term", "helpers.memory.budget"),
+    ("helpers.memory.long_term", "helpers.memory.importer"),
+    ("helpers.retrieval.index", "helpers.retrieval.names"),
+    ("helpers.retrieval.cache", "helpers.retrieval.names"),
+}
 
 
 def _stage_module(name: str, path: Path) -> bool:
@@ -381,8 +428,13 @@ def test_an_earlier_notebooks_module_never_imports_a_later_ones() -> None:
             continue
         for target in targets:
             there = _notebook_of(modules[target])
-            if _stage_module(target, modules[target]) and modules[target].name != "__init__.py" \
-                    and there is not None and there > _notebook_of(path) and (name, target) not in ALLOWED_FORWARD:
+            if (
+                _stage_module(target, modules[target])
+                and modules[target].name != "__init__.py"
+                and there is not None
+                and there > _notebook_of(path)
+                and (name, target) not in ALLOWED_FORWARD
+            ):
                 bad.append(f"{name} ({_notebook_of(path):02d}) imports {target} ({there:02d})")
     assert bad == [], "forward imports: " + "; ".join(sorted(bad))
 
@@ -391,7 +443,10 @@ def test_an_earlier_notebooks_module_never_imports_a_later_ones() -> None:
 # benchmarks (one room) drive everything; the offline model's reader borrows retrieval's MiniLM for similarity.
 ROOMS = ["tools", "sim", "memory", "retrieval", "db", "offline"]
 ROOM_OF = {"bench": "tools"}
-ALLOWED_BACK = {("helpers.offline.answer", "helpers.retrieval"), ("helpers.offline.answer", "helpers.retrieval.embeddings")}
+ALLOWED_BACK = {
+    ("helpers.offline.answer", "helpers.retrieval"),
+    ("helpers.offline.answer", "helpers.retrieval.embeddings"),
+}
 
 
 def _room(name: str) -> str | None:
@@ -402,9 +457,15 @@ def _room(name: str) -> str | None:
 
 def test_rooms_are_entered_in_order() -> None:
     _, graph = _graph()
-    bad = [f"{name} → {target}" for name, targets in graph.items() for target in targets
-           if _room(name) and _room(target) and ROOMS.index(_room(target)) < ROOMS.index(_room(name))
-           and (name, target) not in ALLOWED_BACK]
+    bad = [
+        f"{name} → {target}"
+        for name, targets in graph.items()
+        for target in targets
+        if _room(name)
+        and _room(target)
+        and ROOMS.index(_room(target)) < ROOMS.index(_room(name))
+        and (name, target) not in ALLOWED_BACK
+    ]
     assert bad == [], "a room imports one before it: " + "; ".join(sorted(bad))
 
 
@@ -436,8 +497,11 @@ def private_reads(tree: ast.Module) -> list[str]:
     own, external, found = _own_privates(tree), _external_names(tree), []
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("helpers"):
-            found += [f"line {node.lineno}: imports {node.module}.{a.name}" for a in node.names
-                      if a.name.startswith("_") and not a.name.startswith("__")]
+            found += [
+                f"line {node.lineno}: imports {node.module}.{a.name}"
+                for a in node.names
+                if a.name.startswith("_") and not a.name.startswith("__")
+            ]
         elif isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
             base = node.value
             if isinstance(base, ast.Name) and (base.id in ("self", "cls") or base.id in external):
@@ -455,6 +519,8 @@ def test_no_module_reads_another_modules_privates(path: Path) -> None:
 
 
 def test_the_private_check_sees_what_it_should() -> None:
-    tree = ast.parse("import argparse\nfrom helpers.memory.errors import _explain\n"
-                     "def f(index, self):\n    index._lock; self._x; argparse._SubParsersAction\n")
+    tree = ast.parse(
+        "import argparse\nfrom helpers.memory.errors import _explain\n"
+        "def f(index, self):\n    index._lock; self._x; argparse._SubParsersAction\n"
+    )
     assert private_reads(tree) == ["line 2: imports helpers.memory.errors._explain", "line 4: reads index._lock"]

@@ -31,7 +31,9 @@ def _run(name: str, monkeypatch, **env: str) -> str:
 def test_04_replays_stay_offline_with_a_key_and_go_live_only_on_purpose(monkeypatch):
     out = _run("04", monkeypatch)
     live = int(re.search(r"this kernel sent ([\d,]+) API calls", out).group(1).replace(",", ""))
-    replays = int(re.search(r"replays, benchmarks and imports .*?: ([\d,]+) model calls", out).group(1).replace(",", ""))
+    replays = int(
+        re.search(r"replays, benchmarks and imports .*?: ([\d,]+) model calls", out).group(1).replace(",", "")
+    )
     assert replays >= 41 and live < replays  # the forty turns, their summaries and the simulations stayed offline
     on = _run("04", monkeypatch, SIMULATE_LIVE="1", MAX_LIVE_CALLS="100000")
     live_on = int(re.search(r"this kernel sent ([\d,]+) API calls", on).group(1).replace(",", ""))

@@ -16,8 +16,11 @@ import pytest
 NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
 
 # a number followed by % / × / x (as in "4x"), or a word multiplier such as "fourfold"
-NUMBER = re.compile(r"(?<![\w.])[~≈]?\d[\d,]*(?:\.\d+)?\s*(?:%|×|x(?![\w]))|\b(?:two|three|four|five|six|seven|eight|"
-                    r"nine|ten|hundred|thousand|many|\d+)-?fold\b", re.IGNORECASE)
+NUMBER = re.compile(
+    r"(?<![\w.])[~≈]?\d[\d,]*(?:\.\d+)?\s*(?:%|×|x(?![\w]))|\b(?:two|three|four|five|six|seven|eight|"
+    r"nine|ten|hundred|thousand|many|\d+)-?fold\b",
+    re.IGNORECASE,
+)
 
 # (notebook name prefix, text around the number that makes it a definition, why it is not a result)
 ALLOWED = [
@@ -31,8 +34,11 @@ ALLOWED = [
 
 
 def _markdown(path: Path) -> list[tuple[str, str]]:
-    return [(c.get("id", "?"), "".join(c["source"])) for c in json.loads(path.read_text())["cells"]
-            if c["cell_type"] == "markdown"]
+    return [
+        (c.get("id", "?"), "".join(c["source"]))
+        for c in json.loads(path.read_text())["cells"]
+        if c["cell_type"] == "markdown"
+    ]
 
 
 def typed_numbers(name: str, cells: list[tuple[str, str]]) -> list[str]:
@@ -42,7 +48,7 @@ def typed_numbers(name: str, cells: list[tuple[str, str]]) -> list[str]:
     for cell_id, text in cells:
         for m in NUMBER.finditer(text):
             if not _covered(text, m, allowed):
-                found.append(f"{cell_id}: {m.group()!r} in {text[max(0, m.start() - 50):m.end() + 30]!r}")
+                found.append(f"{cell_id}: {m.group()!r} in {text[max(0, m.start() - 50) : m.end() + 30]!r}")
     return found
 
 
@@ -60,14 +66,21 @@ def _covered(text: str, m: re.Match, phrases: list[str]) -> bool:
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_markdown_states_no_result_number(path: Path) -> None:
     found = typed_numbers(path.name, _markdown(path))
-    assert found == [], (f"{path.name}: typed-in figures in markdown (compute them in a cell, or add a definition to "
-                         f"ALLOWED with its reason):\n  " + "\n  ".join(found))
+    assert found == [], (
+        f"{path.name}: typed-in figures in markdown (compute them in a cell, or add a definition to "
+        f"ALLOWED with its reason):\n  " + "\n  ".join(found)
+    )
 
 
 def test_the_check_sees_typed_in_results() -> None:
-    cells = [("a", "| vector stage | 88.5% | 1,989 |"), ("b", "naive ~4x, the others ~2x"),
-             ("c", "it over-counts about fourfold"), ("d", "memories may take 0% … 100% of the budget left"),
-             ("e", "a 3.5 × speed-up"), ("f", "Python 3.12, 200,000 tokens, 4x4 grid, box2x")]
+    cells = [
+        ("a", "| vector stage | 88.5% | 1,989 |"),
+        ("b", "naive ~4x, the others ~2x"),
+        ("c", "it over-counts about fourfold"),
+        ("d", "memories may take 0% … 100% of the budget left"),
+        ("e", "a 3.5 × speed-up"),
+        ("f", "Python 3.12, 200,000 tokens, 4x4 grid, box2x"),
+    ]
     found = typed_numbers("06_long_conversations.ipynb", cells)
     assert [f.split(":")[0] for f in found] == ["a", "b", "b", "c", "e"]
 
@@ -75,6 +88,9 @@ def test_the_check_sees_typed_in_results() -> None:
 def test_every_allowed_definition_is_used() -> None:
     """An allow-list entry no notebook needs any more is removed, so the list stays a list of real definitions."""
     text = {p.name: "\n".join(t for _, t in _markdown(p)) for p in NOTEBOOKS}
-    unused = [(prefix, phrase) for prefix, phrase, _ in ALLOWED
-              if not any(name.startswith(prefix) and phrase in body for name, body in text.items())]
+    unused = [
+        (prefix, phrase)
+        for prefix, phrase, _ in ALLOWED
+        if not any(name.startswith(prefix) and phrase in body for name, body in text.items())
+    ]
     assert unused == [], f"allow-list entries no notebook uses: {unused}"

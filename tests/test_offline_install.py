@@ -24,8 +24,10 @@ CACHE = Path(os.environ.get("GTE_WHEELHOUSE_CACHE") or Path.home() / ".cache" / 
 # notebook 01 under nbval (a kernel over loopback), a test that starts the local database server, the MiniLM wheel
 SMOKE = "goldfish_stateless or test_conftest_finds_a_server or test_a_batch_asked_again"
 # inside the namespace: bring loopback up (kernels and the local server listen there), prove the network is cut
-NO_NETWORK = ("import socket\ntry:\n    socket.create_connection(('pypi.org', 443), timeout=5)\nexcept OSError:\n"
-              "    print('network cut')\nelse:\n    raise SystemExit('the network is reachable')\n")
+NO_NETWORK = (
+    "import socket\ntry:\n    socket.create_connection(('pypi.org', 443), timeout=5)\nexcept OSError:\n"
+    "    print('network cut')\nelse:\n    raise SystemExit('the network is reachable')\n"
+)
 
 
 def _netns() -> list[str] | None:
@@ -56,8 +58,11 @@ def _run_py():
 def _offline_env(clone: Path) -> dict[str, str]:
     """This environment without anything that points pip elsewhere: no PIP_* (find-links, index URLs), no pip
     config file (a machine-wide one may add local indexes), no active virtualenv or PYTHONPATH of this checkout."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PIP_", "PYTHON", "VIRTUAL_ENV", "GTE_", "CONDA")) and k != "ANTHROPIC_API_KEY"}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PIP_", "PYTHON", "VIRTUAL_ENV", "GTE_", "CONDA")) and k != "ANTHROPIC_API_KEY"
+    }
     env.update(PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1", GTE_DATA_DIR=str(clone / ".data"))
     return env
 
@@ -111,5 +116,7 @@ def test_a_clean_clone_installs_from_the_wheelhouse_and_runs_with_the_network_cu
     summary = smoke.stdout.strip().splitlines()[-1]
     assert " passed" in summary and "failed" not in summary and "error" not in summary, summary
     size_mb = sum(w.stat().st_size for w in CACHE.iterdir()) / 1e6
-    print(f"\nwheelhouse: {len(list(CACHE.iterdir()))} files, {size_mb:,.0f} MB; offline setup {setup_s:.0f} s; "
-          f"offline `run.py test -k ...` {smoke_s:.0f} s: {summary}")
+    print(
+        f"\nwheelhouse: {len(list(CACHE.iterdir()))} files, {size_mb:,.0f} MB; offline setup {setup_s:.0f} s; "
+        f"offline `run.py test -k ...` {smoke_s:.0f} s: {summary}"
+    )

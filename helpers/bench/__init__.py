@@ -7,13 +7,24 @@ table `helpers.sim.simulate.STRATEGIES` (`--strategy bounded` builds its "bounde
 
 from __future__ import annotations
 
-from helpers.bench.scoring import answer_in_request
 from helpers.bench.cli import SUBCOMMANDS, build_parser, main
 from helpers.bench.compare import COMPARED, compare_strategies
 from helpers.bench.cost import run_cost
 from helpers.bench.load import measure_load
 from helpers.bench.overhead import measure_overhead
 from helpers.bench.recall import RECALL_STRATEGIES, measure_recall
+from helpers.bench.scoring import answer_in_request
 
-__all__ = ["main", "build_parser", "run_cost", "measure_overhead", "measure_load", "measure_recall",
-           "compare_strategies", "answer_in_request", "SUBCOMMANDS", "COMPARED", "RECALL_STRATEGIES"]
+__all__ = [
+    "main",
+    "build_parser",
+    "run_cost",
+    "measure_overhead",
+    "measure_load",
+    "measure_recall",
+    "compare_strategies",
+    "answer_in_request",
+    "SUBCOMMANDS",
+    "COMPARED",
+    "RECALL_STRATEGIES",
+]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import Callable
+from collections.abc import Callable
 
 from helpers.bench.compare import add_compare
 from helpers.bench.cost import add_cost
@@ -17,13 +17,22 @@ from helpers.bench.retrieval import add_retrieval
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
 SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
-    add_cost, add_overhead, add_recall, add_compare, add_retrieval, add_load, add_longmem, add_floor]
+    add_cost,
+    add_overhead,
+    add_recall,
+    add_compare,
+    add_retrieval,
+    add_load,
+    add_longmem,
+    add_floor,
+]
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand in SUBCOMMANDS."""
-    parser = argparse.ArgumentParser(prog="python -m helpers.bench",
-                                     description="Measure the memory strategies of Goldfish to Elephant.")
+    parser = argparse.ArgumentParser(
+        prog="python -m helpers.bench", description="Measure the memory strategies of Goldfish to Elephant."
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in SUBCOMMANDS:
         add(sub)

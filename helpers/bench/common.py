@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import anthropic
 

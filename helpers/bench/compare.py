@@ -4,25 +4,36 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Iterable
+from collections.abc import Iterable
 
+from helpers.bench.common import positive_int
+from helpers.bench.scoring import answer_in_request
 from helpers.config import Settings, load_settings
 from helpers.pricing import CostLedger
-from helpers.bench.scoring import answer_in_request
 from helpers.sim.scripts import TRIP_PERSONA, recall_questions, recall_script
 from helpers.sim.simulate import make_strategy, simulate, simulation_client
-from helpers.bench.common import positive_int
 
 __all__ = ["COMPARED", "compare_strategies", "run_compare", "add_compare"]
 
 
-COMPARED = (("stateless", {}), ("naive", {}), ("naive_cached", {}), ("last_k", {"keep_last": 6}),
-            ("bounded", {"budget": 300}), ("bounded_cached", {"budget": 300}),
-            ("vector", {"budget": 300, "memory_budget": 300}))
+COMPARED = (
+    ("stateless", {}),
+    ("naive", {}),
+    ("naive_cached", {}),
+    ("last_k", {"keep_last": 6}),
+    ("bounded", {"budget": 300}),
+    ("bounded_cached", {"budget": 300}),
+    ("vector", {"budget": 300, "memory_budget": 300}),
+)
 
 
-def compare_strategies(turns: int = 150, *, settings: Settings | None = None,
-                       strategies: Iterable[tuple[str, dict]] = COMPARED, progress: bool = False) -> dict:
+def compare_strategies(
+    turns: int = 150,
+    *,
+    settings: Settings | None = None,
+    strategies: Iterable[tuple[str, dict]] = COMPARED,
+    progress: bool = False,
+) -> dict:
     """Every stage of the series on the same recall script: tokens and USD per turn (all calls priced by a
     ledger, all four usage fields; replies padded to the simulation's REPLY_TOKENS), then the share of planted
     questions whose answer is in the request each would send."""
@@ -39,11 +50,18 @@ def compare_strategies(turns: int = 150, *, settings: Settings | None = None,
             recalled += answer_in_request(request, answer)
         r = results[name]
         upkeep = sum(v["cost_usd"] for k, v in (r.cost_by_purpose or {}).items() if k != "chat")
-        table[name] = {"recall": recalled / len(questions), "total_input_tokens": r.total_input_tokens,
-                       "cache_write_tokens": sum(r.cache_write_tokens), "cache_read_tokens": sum(r.cache_read_tokens),
-                       "total_output_tokens": r.total_output_tokens, "max_turn_input_tokens": r.max_turn_input_tokens,
-                       "cost_usd": r.total_cost_usd, "maintenance_usd": upkeep, "reply_tokens": r.reply_tokens,
-                       "cost_by_purpose": r.cost_by_purpose}
+        table[name] = {
+            "recall": recalled / len(questions),
+            "total_input_tokens": r.total_input_tokens,
+            "cache_write_tokens": sum(r.cache_write_tokens),
+            "cache_read_tokens": sum(r.cache_read_tokens),
+            "total_output_tokens": r.total_output_tokens,
+            "max_turn_input_tokens": r.max_turn_input_tokens,
+            "cost_usd": r.total_cost_usd,
+            "maintenance_usd": upkeep,
+            "reply_tokens": r.reply_tokens,
+            "cost_by_purpose": r.cost_by_purpose,
+        }
         if hasattr(strategy, "close"):
             strategy.close()
     return {"turns": turns, "questions": len(questions), "table": table, "results": results}
@@ -55,12 +73,16 @@ def run_compare(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"turns": out["turns"], "questions": out["questions"], "table": out["table"]}))
         return 0
-    print(f"{'strategy':>14} {'recall':>7} {'input':>10} {'cache write':>11} {'cache read':>11} {'output':>8} "
-          f"{'max/turn':>9} {'cost USD':>9}")
+    print(
+        f"{'strategy':>14} {'recall':>7} {'input':>10} {'cache write':>11} {'cache read':>11} {'output':>8} "
+        f"{'max/turn':>9} {'cost USD':>9}"
+    )
     for name, row in out["table"].items():
-        print(f"{name:>14} {row['recall']:>7.0%} {row['total_input_tokens']:>10,} {row['cache_write_tokens']:>11,} "
-              f"{row['cache_read_tokens']:>11,} {row['total_output_tokens']:>8,} {row['max_turn_input_tokens']:>9,} "
-              f"{row['cost_usd']:>9.4f}")
+        print(
+            f"{name:>14} {row['recall']:>7.0%} {row['total_input_tokens']:>10,} {row['cache_write_tokens']:>11,} "
+            f"{row['cache_read_tokens']:>11,} {row['total_output_tokens']:>8,} {row['max_turn_input_tokens']:>9,} "
+            f"{row['cost_usd']:>9.4f}"
+        )
     return 0
 
 

@@ -7,12 +7,12 @@ import json
 import sys
 from pathlib import Path
 
+from helpers.bench.common import non_negative_int, positive_int
+from helpers.bench.cost_table import CHECKPOINTS, KINDS, RESULTS_FILE, ROWS, cost_table, markdown_table, provenance
 from helpers.config import load_settings
 from helpers.pricing import CostLedger
 from helpers.sim.scripts import TRIP_PERSONA, trip_script
 from helpers.sim.simulate import REPLY_TOKENS, available_strategies, make_strategy, simulate, simulation_client
-from helpers.bench.common import non_negative_int, positive_int
-from helpers.bench.cost_table import CHECKPOINTS, KINDS, RESULTS_FILE, ROWS, cost_table, markdown_table, provenance
 
 __all__ = ["run_cost", "add_cost"]
 
@@ -32,30 +32,42 @@ def run_cost(args: argparse.Namespace) -> int:
         strategy = make_strategy(args.strategy, client, settings, **kwargs)
     except TypeError as err:
         if "keep_last" in str(err):
-            print(f"error: strategy {args.strategy!r} does not take --keep-last (use --strategy last_k)", file=sys.stderr)
+            print(
+                f"error: strategy {args.strategy!r} does not take --keep-last (use --strategy last_k)", file=sys.stderr
+            )
             return 2
         raise
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     try:
-        result = simulate(strategy, trip_script(args.turns), progress=progress, name=args.strategy,
-                          on_overflow="stop")
+        result = simulate(strategy, trip_script(args.turns), progress=progress, name=args.strategy, on_overflow="stop")
     except KeyError as err:  # no price for the model
         print(f"error: {err.args[0]}", file=sys.stderr)
         return 2
-    report = {**result.to_dict(), "requested_turns": args.turns, "keep_last": args.keep_last,
-              "context_window": args.context_window, "script": "trip", "mode": "offline"}
+    report = {
+        **result.to_dict(),
+        "requested_turns": args.turns,
+        "keep_last": args.keep_last,
+        "context_window": args.context_window,
+        "script": "trip",
+        "mode": "offline",
+    }
     if args.json:
         print(json.dumps(report))
         return 0
-    print(f"# strategy {args.strategy} · {result.turns} turns · replies padded to {result.reply_tokens} tokens · "
-          f"local BPE (offline count) priced as {result.model}")
+    print(
+        f"# strategy {args.strategy} · {result.turns} turns · replies padded to {result.reply_tokens} tokens · "
+        f"local BPE (offline count) priced as {result.model}"
+    )
     print(f"{'turn':>5} {'input':>8} {'output':>7} {'cost USD':>10} {'cumulative USD':>15}")
-    for i, (tin, tout, cost, cum) in enumerate(zip(result.input_tokens, result.output_tokens, result.cost_usd,
-                                                    result.cumulative_cost_usd()), start=1):
+    for i, (tin, tout, cost, cum) in enumerate(
+        zip(result.input_tokens, result.output_tokens, result.cost_usd, result.cumulative_cost_usd()), start=1
+    ):
         print(f"{i:>5} {tin:>8,} {tout:>7,} {cost:>10.6f} {cum:>15.6f}")
     exponent = report["fitted_exponent"]
-    print(f"total: input {result.total_input_tokens:,} tokens · output {result.total_output_tokens:,} tokens · "
-          f"${result.total_cost_usd:.4f} · largest request {result.max_turn_input_tokens:,} tokens")
+    print(
+        f"total: input {result.total_input_tokens:,} tokens · output {result.total_output_tokens:,} tokens · "
+        f"${result.total_cost_usd:.4f} · largest request {result.max_turn_input_tokens:,} tokens"
+    )
     if exponent is not None:
         print(f"cumulative input tokens grow like turn^{exponent:.2f} (fit over the second half)")
     if result.overflow_turn:
@@ -83,13 +95,18 @@ def _run_table(args: argparse.Namespace) -> int:
             print(f"{'strategy':<22}" + "".join(f"{k:>12}" for k in KINDS) + f"{'USD':>10}{'upkeep USD':>12}")
             for label, row in report["strategies"].items():
                 cell = row["by_model"][model][str(turns)]
-                print(f"{label:<22}" + "".join(f"{cell['total'][k]:>12,}" for k in KINDS)
-                      + f"{cell['total']['usd']:>10.4f}{cell['maintenance']['usd']:>12.4f}")
+                print(
+                    f"{label:<22}"
+                    + "".join(f"{cell['total'][k]:>12,}" for k in KINDS)
+                    + f"{cell['total']['usd']:>10.4f}{cell['maintenance']['usd']:>12.4f}"
+                )
     for model, found in report["comparison"].items():
         if isinstance(found, dict):
-            print(f"{model}: cache-aware bounded ${found['bounded_cache_aware_usd']:.4f} vs naive + caching "
-                  f"${found['naive_caching_usd']:.4f} at {report['comparison']['at_turns']} turns; "
-                  f"crossover at turn {found['crossover_turn']}")
+            print(
+                f"{model}: cache-aware bounded ${found['bounded_cache_aware_usd']:.4f} vs naive + caching "
+                f"${found['naive_caching_usd']:.4f} at {report['comparison']['at_turns']} turns; "
+                f"crossover at turn {found['crossover_turn']}"
+            )
     return 0
 
 
@@ -104,26 +121,66 @@ def _checkpoints(text: str) -> list[int]:
 
 
 def add_cost(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("cost", help="tokens and USD of every strategy side by side, or of one per turn",
-                       description="Simulate the trip-planning script through the memory strategies on the offline "
-                                   f"model (replies padded to {REPLY_TOKENS} tokens).")
-    p.add_argument("--strategy", default=None, choices=available_strategies(),
-                   help="one memory strategy, turn by turn (default: every strategy side by side)")
-    p.add_argument("--checkpoints", type=_checkpoints, default=list(CHECKPOINTS), metavar="N,N,...",
-                   help="side by side: the turn counts reported (default %(default)s)")
-    p.add_argument("--only", type=lambda text: text.split(","), default=None, metavar="NAME,NAME,...",
-                   help="side by side: only these strategies (registry names; default every row of the table)")
-    p.add_argument("--jobs", type=positive_int, default=1, metavar="N",
-                   help="side by side: run the simulations in N processes (default 1; the figures do not change)")
-    p.add_argument("--out", default=None, metavar="PATH",
-                   help=f"side by side: also write the report with its provenance, as JSON and as Markdown beside it (e.g. {RESULTS_FILE.relative_to(RESULTS_FILE.parents[2])})")
+    p = sub.add_parser(
+        "cost",
+        help="tokens and USD of every strategy side by side, or of one per turn",
+        description="Simulate the trip-planning script through the memory strategies on the offline "
+        f"model (replies padded to {REPLY_TOKENS} tokens).",
+    )
+    p.add_argument(
+        "--strategy",
+        default=None,
+        choices=available_strategies(),
+        help="one memory strategy, turn by turn (default: every strategy side by side)",
+    )
+    p.add_argument(
+        "--checkpoints",
+        type=_checkpoints,
+        default=list(CHECKPOINTS),
+        metavar="N,N,...",
+        help="side by side: the turn counts reported (default %(default)s)",
+    )
+    p.add_argument(
+        "--only",
+        type=lambda text: text.split(","),
+        default=None,
+        metavar="NAME,NAME,...",
+        help="side by side: only these strategies (registry names; default every row of the table)",
+    )
+    p.add_argument(
+        "--jobs",
+        type=positive_int,
+        default=1,
+        metavar="N",
+        help="side by side: run the simulations in N processes (default 1; the figures do not change)",
+    )
+    p.add_argument(
+        "--out",
+        default=None,
+        metavar="PATH",
+        help=f"side by side: also write the report with its provenance, as JSON and as Markdown beside it (e.g. {RESULTS_FILE.relative_to(RESULTS_FILE.parents[2])})",
+    )
     p.add_argument("--turns", type=positive_int, default=100, help="scripted user turns to run (default 100)")
-    p.add_argument("--keep-last", type=non_negative_int, default=None, metavar="K",
-                   help="messages kept by --strategy last_k (default %(default)s → 6)")
-    p.add_argument("--context-window", type=positive_int, default=None, metavar="TOKENS",
-                   help="offline context window; the run stops at the first overflow (default: never overflows)")
+    p.add_argument(
+        "--keep-last",
+        type=non_negative_int,
+        default=None,
+        metavar="K",
+        help="messages kept by --strategy last_k (default %(default)s → 6)",
+    )
+    p.add_argument(
+        "--context-window",
+        type=positive_int,
+        default=None,
+        metavar="TOKENS",
+        help="offline context window; the run stops at the first overflow (default: never overflows)",
+    )
     p.add_argument("--model", default=None, help="model whose prices apply (default: CHAT_MODEL)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
-    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="progress bar on stderr (default: when stderr is a terminal)")
+    p.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bar on stderr (default: when stderr is a terminal)",
+    )
     p.set_defaults(func=run_cost)

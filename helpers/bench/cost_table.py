@@ -15,25 +15,40 @@ import datetime as _dt
 import json
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from helpers.config import Settings, load_settings
-from helpers.retrieval.embeddings import get_embedder
 from helpers.pricing import CHAT_KIND, PRICING_SOURCE, CostLedger, cost_of
+from helpers.retrieval.embeddings import get_embedder
 from helpers.sim.scripts import TRIP_PERSONA, trip_script
 from helpers.sim.simulate import REPLY_TOKENS, SECONDS_PER_TURN, make_strategy, simulate, simulation_client
 
-__all__ = ["CHECKPOINTS", "MODELS", "WINDOW_BUDGET", "KEEP_LAST", "MEMORY_BUDGET", "ROWS", "KINDS", "cost_table", "crossover_turn",
-           "provenance", "markdown_table", "load_results", "print_checkpoint", "RESULTS_FILE"]
+__all__ = [
+    "CHECKPOINTS",
+    "MODELS",
+    "WINDOW_BUDGET",
+    "KEEP_LAST",
+    "MEMORY_BUDGET",
+    "ROWS",
+    "KINDS",
+    "cost_table",
+    "crossover_turn",
+    "provenance",
+    "markdown_table",
+    "load_results",
+    "print_checkpoint",
+    "RESULTS_FILE",
+]
 
 CHECKPOINTS = (50, 200, 1000)
 # Two price tables: claude-haiku-4-5 caches no prefix under 4,096 tokens, claude-sonnet-4-5 from 1,024 (the
 # documented minimum cacheable lengths): a bounded request can be too short to cache on one and not the other.
 MODELS = ("claude-haiku-4-5", "claude-sonnet-4-5")
 WINDOW_BUDGET = 2000  # tokens: bounded windows (plain: trimmed to it each turn; cache-aware: grows to it, cut to half)
-KEEP_LAST = 20        # messages the last-k workaround sends: about the same tokens as WINDOW_BUDGET
-MEMORY_BUDGET = 500   # tokens of recalled memories per request (vector rows; the window has WINDOW_BUDGET)
+KEEP_LAST = 20  # messages the last-k workaround sends: about the same tokens as WINDOW_BUDGET
+MEMORY_BUDGET = 500  # tokens of recalled memories per request (vector rows; the window has WINDOW_BUDGET)
 KINDS = ("input", "cache_write", "cache_read", "output")  # the four billed token counts of `usage`
 RESULTS_FILE = Path(__file__).resolve().parents[2] / "docs" / "results" / "cost.json"
 
@@ -100,9 +115,12 @@ def _empty() -> dict:
 
 
 def _add(totals: dict, entry, model: str) -> None:
-    counts = {"input_tokens": entry.input_tokens, "output_tokens": entry.output_tokens,
-              "cache_creation_input_tokens": entry.cache_creation_input_tokens,
-              "cache_read_input_tokens": entry.cache_read_input_tokens}
+    counts = {
+        "input_tokens": entry.input_tokens,
+        "output_tokens": entry.output_tokens,
+        "cache_creation_input_tokens": entry.cache_creation_input_tokens,
+        "cache_read_input_tokens": entry.cache_read_input_tokens,
+    }
     totals["calls"] += 1
     totals["input"] += entry.input_tokens
     totals["cache_write"] += entry.cache_creation_input_tokens
@@ -119,12 +137,18 @@ def _row(entries: list, model: str, requests: list[int]) -> dict:
         if e.kind != CHAT_KIND:
             _add(by_purpose.setdefault(e.purpose, _empty()), e, model)
     total = {k: chat[k] + upkeep[k] for k in chat}
-    return {"chat": chat, "maintenance": upkeep, "maintenance_by_purpose": by_purpose, "total": total,
-            "max_request_tokens": max(requests, default=0)}
+    return {
+        "chat": chat,
+        "maintenance": upkeep,
+        "maintenance_by_purpose": by_purpose,
+        "total": total,
+        "max_request_tokens": max(requests, default=0),
+    }
 
 
-def _run(name: str, options: dict, settings: Settings, turns: int, model: str,
-         progress: bool) -> tuple[list, list, list[int]]:
+def _run(
+    name: str, options: dict, settings: Settings, turns: int, model: str, progress: bool
+) -> tuple[list, list, list[int]]:
     """One strategy over `turns` scripted turns: (ledger entries, entry count after each turn, request sizes)."""
     run_settings = settings.with_(chat_model=model, summary_model=model, extraction_model=model)
     client = simulation_client(run_settings)
@@ -163,14 +187,26 @@ def _cumulative(entries: list, marks: list[int], model: str) -> list[float]:
 
 
 def _price(entry, model: str) -> float:
-    return cost_of({"input_tokens": entry.input_tokens, "output_tokens": entry.output_tokens,
-                    "cache_creation_input_tokens": entry.cache_creation_input_tokens,
-                    "cache_read_input_tokens": entry.cache_read_input_tokens}, model)
+    return cost_of(
+        {
+            "input_tokens": entry.input_tokens,
+            "output_tokens": entry.output_tokens,
+            "cache_creation_input_tokens": entry.cache_creation_input_tokens,
+            "cache_read_input_tokens": entry.cache_read_input_tokens,
+        },
+        model,
+    )
 
 
-def cost_table(checkpoints: Iterable[int] = CHECKPOINTS, *, models: Iterable[str] = MODELS,
-               rows: Iterable[tuple[str, str, dict, bool]] = ROWS, settings: Settings | None = None,
-               progress: bool = False, jobs: int = 1) -> dict:
+def cost_table(
+    checkpoints: Iterable[int] = CHECKPOINTS,
+    *,
+    models: Iterable[str] = MODELS,
+    rows: Iterable[tuple[str, str, dict, bool]] = ROWS,
+    settings: Settings | None = None,
+    progress: bool = False,
+    jobs: int = 1,
+) -> dict:
     """Every row of `rows` at every checkpoint, priced at every model: the four token kinds and USD, chat and
     maintenance apart; at the middle checkpoint, cache-aware bounded against naive + caching, and the crossover.
     `jobs` > 1 runs the simulations in that many processes (same figures: every run is deterministic)."""
@@ -180,9 +216,18 @@ def cost_table(checkpoints: Iterable[int] = CHECKPOINTS, *, models: Iterable[str
     out: dict = {"checkpoints": checkpoints, "models": models, "strategies": {}, "cumulative_usd": {}}
     rows = list(rows)
     # a strategy without breakpoints runs once (the model changes only its prices); one with them, per model
-    tasks = {(name, model if caches else models[0]): (name, options, settings, turns, model if caches else models[0],
-                                                      progress and jobs == 1)
-             for _label, name, options, caches in rows for model in models}
+    tasks = {
+        (name, model if caches else models[0]): (
+            name,
+            options,
+            settings,
+            turns,
+            model if caches else models[0],
+            progress and jobs == 1,
+        )
+        for _label, name, options, caches in rows
+        for model in models
+    }
     # the vector runs stay together in one process, so each batch of texts is embedded once; they take longest,
     # so with jobs > 1 they start first and the other runs share the remaining processes
     vector = [key for key in tasks if key[0].startswith("vector")]
@@ -198,7 +243,8 @@ def cost_table(checkpoints: Iterable[int] = CHECKPOINTS, *, models: Iterable[str
         for model in models:
             entries, marks, requests = runs[(name, model if caches else models[0])]
             out["strategies"][label]["by_model"][model] = {
-                str(t): _row(entries[:marks[t - 1]], model, requests[:t]) for t in checkpoints if t <= len(marks)}
+                str(t): _row(entries[: marks[t - 1]], model, requests[:t]) for t in checkpoints if t <= len(marks)
+            }
             out["cumulative_usd"].setdefault(label, {})[model] = _cumulative(entries, marks, model)
     out["comparison"] = _compare(out, checkpoints)
     return out
@@ -215,11 +261,16 @@ def _compare(out: dict, checkpoints: list[int]) -> dict:
         ours = strategies["bounded (cache-aware)"]["by_model"][model][str(middle)]["total"]["usd"]
         theirs = strategies["naive + caching"]["by_model"][model][str(middle)]["total"]["usd"]
         cumulative = out["cumulative_usd"]
-        found[model] = {"bounded_cache_aware_usd": ours, "naive_caching_usd": theirs,
-                        "cache_aware_bounded_wins": ours < theirs, "saving_usd": theirs - ours,
-                        "ratio": theirs / ours if ours else None,
-                        "crossover_turn": crossover_turn(cumulative["bounded (cache-aware)"][model],
-                                                         cumulative["naive + caching"][model])}
+        found[model] = {
+            "bounded_cache_aware_usd": ours,
+            "naive_caching_usd": theirs,
+            "cache_aware_bounded_wins": ours < theirs,
+            "saving_usd": theirs - ours,
+            "ratio": theirs / ours if ours else None,
+            "crossover_turn": crossover_turn(
+                cumulative["bounded (cache-aware)"][model], cumulative["naive + caching"][model]
+            ),
+        }
     return found
 
 
@@ -233,42 +284,62 @@ def provenance(argv: list[str] | None = None) -> dict:
         except (OSError, subprocess.SubprocessError):
             return ""
 
-    return {"command": "python -m helpers.bench " + " ".join(sys.argv[1:] if argv is None else argv),
-            "commit": git("rev-parse", "HEAD") or None, "uncommitted_changes": bool(git("status", "--porcelain")),
-            "data": "the scripted trip chat (helpers.sim.scripts.trip_script), persona TRIP_PERSONA",
-            "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            "mode": "offline (token counts by the local BPE, an offline count; prices from the model's price table)",
-            "reply_tokens": REPLY_TOKENS, "seconds_per_turn": SECONDS_PER_TURN, "window_budget": WINDOW_BUDGET,
-            "keep_last": KEEP_LAST, "memory_budget": MEMORY_BUDGET, "pricing": PRICING_SOURCE}
+    return {
+        "command": "python -m helpers.bench " + " ".join(sys.argv[1:] if argv is None else argv),
+        "commit": git("rev-parse", "HEAD") or None,
+        "uncommitted_changes": bool(git("status", "--porcelain")),
+        "data": "the scripted trip chat (helpers.sim.scripts.trip_script), persona TRIP_PERSONA",
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "mode": "offline (token counts by the local BPE, an offline count; prices from the model's price table)",
+        "reply_tokens": REPLY_TOKENS,
+        "seconds_per_turn": SECONDS_PER_TURN,
+        "window_budget": WINDOW_BUDGET,
+        "keep_last": KEEP_LAST,
+        "memory_budget": MEMORY_BUDGET,
+        "pricing": PRICING_SOURCE,
+    }
 
 
 def markdown_table(report: dict) -> str:
     """The report as Markdown: provenance, then per model one row per strategy and checkpoint, then the verdict."""
     prov = report.get("provenance", {})
-    lines = [f"# Cost of memory, side by side ({prov.get('date', '?')})", "",
-             f"Written by `{prov.get('command', '?')}` at commit `{prov.get('commit', '?')}`"
-             f"{' (with uncommitted changes)' if prov.get('uncommitted_changes') else ''}. Data: {prov.get('data', '?')}. "
-             f"Mode: {prov.get('mode', '?')}. Replies padded to {prov.get('reply_tokens')} tokens; "
-             f"{prov.get('seconds_per_turn')} s between turns; bounded window budget {prov.get('window_budget')} tokens; "
-             f"last-k keeps {prov.get('keep_last')} messages; vector memories up to {prov.get('memory_budget')} "
-             f"tokens. Prices: {prov.get('pricing', '?')}.", ""]
+    lines = [
+        f"# Cost of memory, side by side ({prov.get('date', '?')})",
+        "",
+        f"Written by `{prov.get('command', '?')}` at commit `{prov.get('commit', '?')}`"
+        f"{' (with uncommitted changes)' if prov.get('uncommitted_changes') else ''}. Data: {prov.get('data', '?')}. "
+        f"Mode: {prov.get('mode', '?')}. Replies padded to {prov.get('reply_tokens')} tokens; "
+        f"{prov.get('seconds_per_turn')} s between turns; bounded window budget {prov.get('window_budget')} tokens; "
+        f"last-k keeps {prov.get('keep_last')} messages; vector memories up to {prov.get('memory_budget')} "
+        f"tokens. Prices: {prov.get('pricing', '?')}.",
+        "",
+    ]
     for model in report["models"]:
-        lines += [f"## {model}", "", "| strategy | turns | input | cache write | cache read | output | USD | of which upkeep |",
-                  "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        lines += [
+            f"## {model}",
+            "",
+            "| strategy | turns | input | cache write | cache read | output | USD | of which upkeep |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|",
+        ]
         for label, row in report["strategies"].items():
             for turns in report["checkpoints"]:
                 cell = row["by_model"][model].get(str(turns))
                 if cell is None:
                     continue
                 t = cell["total"]
-                lines.append(f"| {label} | {turns:,} | {t['input']:,} | {t['cache_write']:,} | {t['cache_read']:,} | "
-                             f"{t['output']:,} | {t['usd']:.4f} | {cell['maintenance']['usd']:.4f} |")
+                lines.append(
+                    f"| {label} | {turns:,} | {t['input']:,} | {t['cache_write']:,} | {t['cache_read']:,} | "
+                    f"{t['output']:,} | {t['usd']:.4f} | {cell['maintenance']['usd']:.4f} |"
+                )
         found = report.get("comparison", {}).get(model)
         if found:
             verdict = "beats" if found["cache_aware_bounded_wins"] else "does not beat"
-            lines += ["", f"At {report['comparison']['at_turns']:,} turns cache-aware bounded ({found['bounded_cache_aware_usd']:.4f} USD) "
-                          f"{verdict} naive + caching ({found['naive_caching_usd']:.4f} USD); crossover turn: "
-                          f"{found['crossover_turn'] if found['crossover_turn'] is not None else 'none within the run'}."]
+            lines += [
+                "",
+                f"At {report['comparison']['at_turns']:,} turns cache-aware bounded ({found['bounded_cache_aware_usd']:.4f} USD) "
+                f"{verdict} naive + caching ({found['naive_caching_usd']:.4f} USD); crossover turn: "
+                f"{found['crossover_turn'] if found['crossover_turn'] is not None else 'none within the run'}.",
+            ]
         lines.append("")
     return "\n".join(lines)
 
@@ -277,8 +348,10 @@ def load_results(path: str | Path | None = None) -> dict:
     """The results file `python -m helpers.bench cost --out docs/results/cost.json` wrote (notebooks read it)."""
     path = Path(path) if path else RESULTS_FILE
     if not path.exists():
-        raise FileNotFoundError(f"{path} is missing: run `python -m helpers.bench cost --json --out {path}` "
-                                "(it simulates every strategy offline, about a quarter of an hour)")
+        raise FileNotFoundError(
+            f"{path} is missing: run `python -m helpers.bench cost --json --out {path}` "
+            "(it simulates every strategy offline, about a quarter of an hour)"
+        )
     return json.loads(path.read_text(encoding="utf-8"))
 
 
@@ -291,12 +364,17 @@ def print_checkpoint(report: dict, turns: int, labels: Iterable[str] | None = No
             if labels is not None and label not in labels:
                 continue
             cell = row["by_model"][model][str(turns)]
-            print(f"  {label:<22}" + "".join(f"{cell['total'][k]:>12,}" for k in KINDS)
-                  + f"{cell['total']['usd']:>9.3f}{cell['maintenance']['usd']:>9.3f}")
+            print(
+                f"  {label:<22}"
+                + "".join(f"{cell['total'][k]:>12,}" for k in KINDS)
+                + f"{cell['total']['usd']:>9.3f}{cell['maintenance']['usd']:>9.3f}"
+            )
         found = report["comparison"].get(model)
         if found and labels is None:
             crossover = found["crossover_turn"]
-            print(f"  cache-aware bounded {'beats' if found['cache_aware_bounded_wins'] else 'does not beat'} naive + "
-                  f"caching at {report['comparison']['at_turns']:,} turns (${found['bounded_cache_aware_usd']:.3f} vs "
-                  f"${found['naive_caching_usd']:.3f}); cheaper for good from turn "
-                  f"{crossover if crossover is not None else '- (never in the run)'}")
+            print(
+                f"  cache-aware bounded {'beats' if found['cache_aware_bounded_wins'] else 'does not beat'} naive + "
+                f"caching at {report['comparison']['at_turns']:,} turns (${found['bounded_cache_aware_usd']:.3f} vs "
+                f"${found['naive_caching_usd']:.3f}); cheaper for good from turn "
+                f"{crossover if crossover is not None else '- (never in the run)'}"
+            )

@@ -10,13 +10,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from helpers.bench.common import positive_int, print_figures, time_model_calls
 from helpers.config import Settings, load_settings
-from helpers.tools.consistency import check_consistency
+from helpers.db.store import open_store
 from helpers.memory import BoundedMemory
 from helpers.sim.scripts import TRIP_PERSONA, trip_script
 from helpers.sim.simulate import simulation_client
-from helpers.db.store import open_store
-from helpers.bench.common import positive_int, print_figures, time_model_calls
+from helpers.tools.consistency import check_consistency
 
 __all__ = ["measure_load", "run_load", "add_load"]
 
@@ -26,8 +26,9 @@ def _ms(values: list[float], q: float) -> float | None:
     return round(float(np.percentile(values, q)), 2) if values else None
 
 
-def measure_load(sessions: int = 50, turns: int = 20, workers: int = 8, budget: int = 300,
-                 settings: Settings | None = None) -> dict:
+def measure_load(
+    sessions: int = 50, turns: int = 20, workers: int = 8, budget: int = 300, settings: Settings | None = None
+) -> dict:
     """Many bounded-memory sessions at once: threads, one BoundedMemory per session, one shared Store, the offline
     model. Reports throughput, memory-layer ms per turn (model time excluded), errors, version conflicts, and
     checks every session against its logs (helpers.tools.consistency). A throwaway database, dropped afterwards."""
@@ -51,8 +52,15 @@ def measure_load(sessions: int = 50, turns: int = 20, workers: int = 8, budget: 
     lock = threading.Lock()
 
     def run_session(user_id: str, session_id: str) -> None:
-        memory = BoundedMemory(offline_client(), settings, store=store, user_id=user_id, session_id=session_id,
-                               budget=budget, system=TRIP_PERSONA)
+        memory = BoundedMemory(
+            offline_client(),
+            settings,
+            store=store,
+            user_id=user_id,
+            session_id=session_id,
+            budget=budget,
+            system=TRIP_PERSONA,
+        )
         for text in script:
             clock.model_s = 0.0
             t0 = time.perf_counter()
@@ -82,12 +90,23 @@ def measure_load(sessions: int = 50, turns: int = 20, workers: int = 8, budget: 
         store.close()
     done = len(turn_ms)
     return {
-        "sessions": sessions, "turns_per_session": turns, "workers": workers, "budget": budget, "store": described,
-        "turns": done, "wall_s": round(wall_s, 2), "turns_per_s": round(done / wall_s, 1) if wall_s else None,
-        "memory_ms_p50": _ms(memory_ms, 50), "memory_ms_p95": _ms(memory_ms, 95),
-        "turn_ms_p50": _ms(turn_ms, 50), "turn_ms_p95": _ms(turn_ms, 95),
-        "errors": len(errors), "error_samples": errors[:3], "conflicts": conflicts[0],
-        "inconsistent_sessions": len(problems), "problem_samples": dict(list(problems.items())[:3]),
+        "sessions": sessions,
+        "turns_per_session": turns,
+        "workers": workers,
+        "budget": budget,
+        "store": described,
+        "turns": done,
+        "wall_s": round(wall_s, 2),
+        "turns_per_s": round(done / wall_s, 1) if wall_s else None,
+        "memory_ms_p50": _ms(memory_ms, 50),
+        "memory_ms_p95": _ms(memory_ms, 95),
+        "turn_ms_p50": _ms(turn_ms, 50),
+        "turn_ms_p95": _ms(turn_ms, 95),
+        "errors": len(errors),
+        "error_samples": errors[:3],
+        "conflicts": conflicts[0],
+        "inconsistent_sessions": len(problems),
+        "problem_samples": dict(list(problems.items())[:3]),
     }
 
 
@@ -99,9 +118,12 @@ def run_load(args: argparse.Namespace) -> int:
 
 
 def add_load(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("load", help="many concurrent bounded sessions: turns/s, memory-layer p50/p95, errors",
-                       description="Threads run many sessions at once on one shared store and the offline model; "
-                                   "model time is excluded from the latency; every session is checked afterwards.")
+    p = sub.add_parser(
+        "load",
+        help="many concurrent bounded sessions: turns/s, memory-layer p50/p95, errors",
+        description="Threads run many sessions at once on one shared store and the offline model; "
+        "model time is excluded from the latency; every session is checked afterwards.",
+    )
     p.add_argument("--sessions", type=positive_int, default=50, help="sessions to run (default 50)")
     p.add_argument("--turns", type=positive_int, default=20, help="turns per session (default 20)")
     p.add_argument("--workers", type=positive_int, default=8, help="threads running sessions at once (default 8)")

@@ -10,13 +10,13 @@ import numpy as np
 import pymongo
 from pymongo import monitoring
 
+from helpers.bench.common import positive_int, print_figures, time_model_calls
 from helpers.config import Settings, load_settings
 from helpers.db.server import ensure_local_server
+from helpers.db.store import Store
 from helpers.memory import BoundedMemory
 from helpers.sim.scripts import TRIP_PERSONA, trip_script
 from helpers.sim.simulate import simulation_client
-from helpers.db.store import Store
-from helpers.bench.common import positive_int, print_figures, time_model_calls
 
 __all__ = ["measure_overhead", "run_overhead", "add_overhead"]
 
@@ -52,8 +52,9 @@ def measure_overhead(turns: int = 100, budget: int = 300, settings: Settings | N
         model_time["calls"] += 1
 
     client = time_model_calls(simulation_client(settings), add)
-    memory = BoundedMemory(client, settings, store=store, user_id="bench", session_id=uuid.uuid4().hex,
-                           budget=budget, system=TRIP_PERSONA)
+    memory = BoundedMemory(
+        client, settings, store=store, user_id="bench", session_id=uuid.uuid4().hex, budget=budget, system=TRIP_PERSONA
+    )
     per_turn_ms, trips, calls = [], [], []
     try:
         for text in trip_script(turns):
@@ -69,7 +70,9 @@ def measure_overhead(turns: int = 100, budget: int = 300, settings: Settings | N
         mongo.close()
     steady = slice(len(per_turn_ms) // 2, None)
     return {
-        "turns": turns, "budget": budget, "store": "local SecantusDB",
+        "turns": turns,
+        "budget": budget,
+        "store": "local SecantusDB",
         "memory_ms_p50": round(float(np.percentile(per_turn_ms, 50)), 3),
         "memory_ms_p95": round(float(np.percentile(per_turn_ms, 95)), 3),
         "memory_ms_p50_steady": round(float(np.percentile(per_turn_ms[steady], 50)), 3),
@@ -88,8 +91,11 @@ def run_overhead(args: argparse.Namespace) -> int:
 
 
 def add_overhead(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("overhead", help="memory-layer time and DB round trips per bounded turn",
-                       description="Bounded memory on the local store; every model call's time is excluded.")
+    p = sub.add_parser(
+        "overhead",
+        help="memory-layer time and DB round trips per bounded turn",
+        description="Bounded memory on the local store; every model call's time is excluded.",
+    )
     p.add_argument("--turns", type=positive_int, default=100)
     p.add_argument("--budget", type=positive_int, default=300, help="window budget in tokens")
     p.add_argument("--json", action="store_true")

@@ -31,20 +31,36 @@ from helpers.conversation import text_of
 from helpers.llm import get_client, mode_line
 from helpers.prompts import PLAIN_PERSONA
 
-__all__ = ["CORPUS_FILES", "CorpusMissing", "Outcome", "load_corpus", "declines", "has_answer", "build_request", "evaluate",
-           "table", "main"]
+__all__ = [
+    "CORPUS_FILES",
+    "CorpusMissing",
+    "Outcome",
+    "load_corpus",
+    "declines",
+    "has_answer",
+    "build_request",
+    "evaluate",
+    "table",
+    "main",
+]
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "tests" / "data"
 CORPUS_FILES: dict[str, list[Path]] = {
-    "tuning": [DATA_DIR / "phrasing_corpus.json", DATA_DIR / "phrasing_corpus_b.json", DATA_DIR / "phrasing_corpus_c.json",
-               DATA_DIR / "phrasing_holdout_2.json", DATA_DIR / "phrasing_holdout_3.json",
-               DATA_DIR / "phrasing_holdout_4.json"],
+    "tuning": [
+        DATA_DIR / "phrasing_corpus.json",
+        DATA_DIR / "phrasing_corpus_b.json",
+        DATA_DIR / "phrasing_corpus_c.json",
+        DATA_DIR / "phrasing_holdout_2.json",
+        DATA_DIR / "phrasing_holdout_3.json",
+        DATA_DIR / "phrasing_holdout_4.json",
+    ],
     "held_out": [DATA_DIR / "phrasing_holdout_5.json"],
 }
 
 
 class CorpusMissing(FileNotFoundError):
     """A corpus file of the part asked for is not there (the held-out file is written separately, blind)."""
+
 
 # Ways a reply says it does not have the answer (a real model's wording varies; these cover the usual ones).
 _DECLINE = re.compile(
@@ -53,7 +69,8 @@ _DECLINE = re.compile(
     r"(?:wasn't|was not|isn't|is not|not been) (?:mentioned|told|stated|shared|said)|"
     r"no (?:record|information|mention|details?)|do(?:n't| not) have (?:that|any|this|the|information|details?)|"
     r"can(?:'t|not) (?:tell|say|find|see|know)|not (?:something|anything) you(?:'ve| have)|unknown to me|only know what)\b",
-    re.I)
+    re.I,
+)
 
 # The filler exchange between the statements and the question: it states nothing about the user.
 _FILLER = ("Any ideas for a rainy afternoon?", "A museum, a cinema or a long lunch somewhere cosy would all work.")
@@ -68,7 +85,9 @@ class Outcome:
     relation: str
     part: str
     present: bool
-    source: str  # the corpus file's stem (phrasing_corpus, phrasing_corpus_b, phrasing_corpus_c, phrasing_holdout_2 ... _5)
+    source: (
+        str  # the corpus file's stem (phrasing_corpus, phrasing_corpus_b, phrasing_corpus_c, phrasing_holdout_2 ... _5)
+    )
     question: str
     reply: str
     verdict: str  # correct | wrong | false_idk | declined (absent, right) | invented (absent, wrong)
@@ -81,13 +100,15 @@ def load_corpus(part: str = "all") -> list[dict]:
     if part != "all" and part not in CORPUS_FILES:
         raise ValueError(f"part must be one of {sorted(CORPUS_FILES)} or 'all', got {part!r}")
     items = []
-    for name in (list(CORPUS_FILES) if part == "all" else [part]):
+    for name in list(CORPUS_FILES) if part == "all" else [part]:
         for path in CORPUS_FILES[name]:
             if not path.exists():
                 if part == "all":
                     continue
-                raise CorpusMissing(f"the {name} corpus file {path.name} is not in {path.parent} "
-                                    f"(it is written separately; `--part all` measures the files that exist)")
+                raise CorpusMissing(
+                    f"the {name} corpus file {path.name} is not in {path.parent} "
+                    f"(it is written separately; `--part all` measures the files that exist)"
+                )
             data = json.loads(path.read_text(encoding="utf-8"))
             items += [{**pair, "present": True, "part": name, "source": path.stem} for pair in data["pairs"]]
             items += [{**item, "present": False, "part": name, "source": path.stem} for item in data["absent"]]
@@ -125,10 +146,15 @@ def build_request(item: dict, items: list[dict], model: str) -> dict:
     said = item["statement"] if item["present"] else item["distractor"]
     other = _other_statement(item, items)
     first, second = (said, other) if len(item["id"]) % 2 else (other, said)
-    messages = [{"role": "user", "content": first}, {"role": "assistant", "content": _ACK},
-                {"role": "user", "content": second}, {"role": "assistant", "content": _ACK},
-                {"role": "user", "content": _FILLER[0]}, {"role": "assistant", "content": _FILLER[1]},
-                {"role": "user", "content": item["question"]}]
+    messages = [
+        {"role": "user", "content": first},
+        {"role": "assistant", "content": _ACK},
+        {"role": "user", "content": second},
+        {"role": "assistant", "content": _ACK},
+        {"role": "user", "content": _FILLER[0]},
+        {"role": "assistant", "content": _FILLER[1]},
+        {"role": "user", "content": item["question"]},
+    ]
     return {"model": model, "max_tokens": 200, "system": PLAIN_PERSONA, "messages": messages}
 
 
@@ -147,8 +173,18 @@ def evaluate(client, items: list[dict], model: str, pool: list[dict] | None = No
     for item in items:
         message = client.messages.create(**build_request(item, pool or items, model))
         reply = " ".join(text_of({"content": [b.model_dump() for b in message.content]}).split())
-        outcomes.append(Outcome(item["id"], item["relation"], item["part"], item["present"],
-                                item.get("source", item["part"]), item["question"], reply, _judge(item, reply)))
+        outcomes.append(
+            Outcome(
+                item["id"],
+                item["relation"],
+                item["part"],
+                item["present"],
+                item.get("source", item["part"]),
+                item["question"],
+                reply,
+                _judge(item, reply),
+            )
+        )
     return outcomes
 
 
@@ -164,11 +200,14 @@ def table(outcomes: list[Outcome]) -> dict[str, dict]:
         present = [o for o in groups[name] if o.present]
         absent = [o for o in groups[name] if not o.present]
         n = len(present) or 1
-        rows[name] = {"n": len(present),
-                      "correct": sum(o.verdict == "correct" for o in present) / n,
-                      "false_idk": sum(o.verdict == "false_idk" for o in present) / n,
-                      "wrong": sum(o.verdict == "wrong" for o in present) / n,
-                      "absent": len(absent), "invented": sum(o.verdict == "invented" for o in absent)}
+        rows[name] = {
+            "n": len(present),
+            "correct": sum(o.verdict == "correct" for o in present) / n,
+            "false_idk": sum(o.verdict == "false_idk" for o in present) / n,
+            "wrong": sum(o.verdict == "wrong" for o in present) / n,
+            "absent": len(absent),
+            "invented": sum(o.verdict == "invented" for o in absent),
+        }
     return rows
 
 
@@ -176,8 +215,10 @@ def _print_table(rows: dict[str, dict], title: str) -> None:
     print(title)
     print(f"{'relation':<12} {'n':>4} {'correct':>8} {'false IDK':>10} {'wrong':>7} {'absent':>7} {'invented':>9}")
     for name, r in rows.items():
-        print(f"{name:<12} {r['n']:>4} {r['correct']:>8.1%} {r['false_idk']:>10.1%} {r['wrong']:>7.1%} "
-              f"{r['absent']:>7} {r['invented']:>9}")
+        print(
+            f"{name:<12} {r['n']:>4} {r['correct']:>8.1%} {r['false_idk']:>10.1%} {r['wrong']:>7.1%} "
+            f"{r['absent']:>7} {r['invented']:>9}"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -186,8 +227,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--part", default="all", choices=[*CORPUS_FILES, "all"])
     parser.add_argument("--failures", action="store_true", help="also print every reply that was not right")
     parser.add_argument("--json", action="store_true", help="print the tables (and failures) as JSON")
-    parser.add_argument("--every", type=int, default=1, metavar="N",
-                        help="ask only every Nth item (a quick look; each request is the one the whole part gets)")
+    parser.add_argument(
+        "--every",
+        type=int,
+        default=1,
+        metavar="N",
+        help="ask only every Nth item (a quick look; each request is the one the whole part gets)",
+    )
     args = parser.parse_args(argv)
     if args.every < 1:
         parser.error(f"--every must be at least 1, got {args.every}")
@@ -198,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     except CorpusMissing as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    outcomes = evaluate(client, items[::args.every], settings.chat_model, pool=items)
+    outcomes = evaluate(client, items[:: args.every], settings.chat_model, pool=items)
     tables: dict[str, dict] = {}
     for part in sorted({o.part for o in outcomes}):
         sources = sorted({o.source for o in outcomes if o.part == part})
@@ -209,8 +255,12 @@ def main(argv: list[str] | None = None) -> int:
         tables["all"] = table(outcomes)
     failures = [asdict(o) for o in outcomes if o.verdict not in ("correct", "declined")]
     if args.json:
-        print(json.dumps({"mode": mode_line(client), "tables": tables,
-                          "failures": failures if args.failures else len(failures)}, indent=1))
+        print(
+            json.dumps(
+                {"mode": mode_line(client), "tables": tables, "failures": failures if args.failures else len(failures)},
+                indent=1,
+            )
+        )
         return 0
     print(mode_line(client))
     for name, rows in tables.items():

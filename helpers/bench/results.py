@@ -13,13 +13,27 @@ import json
 import math
 from pathlib import Path
 
-__all__ = ["RESULTS_DIR", "LONGMEM_NAMES", "load_results", "interval", "recall_rows", "paired_difference", "format_recall_rows"]
+__all__ = [
+    "RESULTS_DIR",
+    "LONGMEM_NAMES",
+    "load_results",
+    "interval",
+    "recall_rows",
+    "paired_difference",
+    "format_recall_rows",
+]
 
 RESULTS_DIR = Path(__file__).resolve().parents[2] / "docs" / "results"
 Z95 = 1.959964
-LONGMEM_NAMES = {"full": "whole transcript", "last_turns": "last turns", "bm25": "BM25 over raw turns",
-                 "embeddings": "MiniLM over raw turns", "hybrid": "hybrid over raw turns", "bounded": "bounded stage",
-                 "vector": "vector stage, one budget"}
+LONGMEM_NAMES = {
+    "full": "whole transcript",
+    "last_turns": "last turns",
+    "bm25": "BM25 over raw turns",
+    "embeddings": "MiniLM over raw turns",
+    "hybrid": "hybrid over raw turns",
+    "bounded": "bounded stage",
+    "vector": "vector stage, one budget",
+}
 
 
 def load_results(name: str) -> dict:
@@ -37,8 +51,8 @@ def interval(values: list[float]) -> tuple[float, float]:
         raise ValueError("no values")
     mean = sum(values) / n
     if all(v in (0, 1) for v in values):
-        centre = (mean + Z95 ** 2 / (2 * n)) / (1 + Z95 ** 2 / n)
-        half = Z95 * math.sqrt(mean * (1 - mean) / n + Z95 ** 2 / (4 * n * n)) / (1 + Z95 ** 2 / n)
+        centre = (mean + Z95**2 / (2 * n)) / (1 + Z95**2 / n)
+        half = Z95 * math.sqrt(mean * (1 - mean) / n + Z95**2 / (4 * n * n)) / (1 + Z95**2 / n)
         return max(0.0, centre - half), min(1.0, centre + half)
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0
     return mean - Z95 * sd / math.sqrt(n), mean + Z95 * sd / math.sqrt(n)
@@ -56,8 +70,17 @@ def recall_rows(part: dict) -> list[dict]:
     for row in part["rows"]:
         scores = list(_scores(row).values())
         low, high = interval(scores)
-        out.append({"method": row["method"], "budget": row["budget"], "recall": row["recall"], "n": len(scores),
-                    "low": low, "high": high, "tokens_per_question": row["tokens_per_question"]})
+        out.append(
+            {
+                "method": row["method"],
+                "budget": row["budget"],
+                "recall": row["recall"],
+                "n": len(scores),
+                "low": low,
+                "high": high,
+                "tokens_per_question": row["tokens_per_question"],
+            }
+        )
     return out
 
 
@@ -70,16 +93,27 @@ def paired_difference(part: dict, a: str, b: str, budget: int) -> dict:
     mean = sum(diffs) / len(diffs)
     sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1)) if len(diffs) > 1 else 0.0
     half = Z95 * sd / math.sqrt(len(diffs))
-    return {"a": a, "b": b, "budget": budget, "difference": mean, "low": mean - half, "high": mean + half,
-            "n": len(diffs)}
+    return {
+        "a": a,
+        "b": b,
+        "budget": budget,
+        "difference": mean,
+        "low": mean - half,
+        "high": mean + half,
+        "n": len(diffs),
+    }
 
 
 def format_recall_rows(rows: list[dict], names: dict[str, str] | None = None) -> str:
     """The rows as a plain-text table: budget, method, recall [95% interval], n, tokens per question."""
     names = LONGMEM_NAMES if names is None else names
-    lines = [f"{'budget':>6}  {'context per question':<28} {'answer in request':>17}  {'95% interval':>13} {'n':>4} "
-             f"{'tokens/q':>9}"]
-    for r in sorted(rows, key=lambda r: (r["budget"] or 0)):
-        lines.append(f"{r['budget'] or '-':>6}  {names.get(r['method'], r['method']):<28} {r['recall']:>17.1%}  "
-                     f"{r['low']:>6.1%}-{r['high']:<6.1%} {r['n']:>4} {r['tokens_per_question']:>9,.0f}")
+    lines = [
+        f"{'budget':>6}  {'context per question':<28} {'answer in request':>17}  {'95% interval':>13} {'n':>4} "
+        f"{'tokens/q':>9}"
+    ]
+    for r in sorted(rows, key=lambda r: r["budget"] or 0):
+        lines.append(
+            f"{r['budget'] or '-':>6}  {names.get(r['method'], r['method']):<28} {r['recall']:>17.1%}  "
+            f"{r['low']:>6.1%}-{r['high']:<6.1%} {r['n']:>4} {r['tokens_per_question']:>9,.0f}"
+        )
     return "\n".join(lines)

@@ -10,8 +10,14 @@ import json
 import re
 from functools import lru_cache
 
-__all__ = ["request_text", "mentions", "answer_in_request", "gold_in_request", "current_in_request",
-           "gold_current_in_request"]
+__all__ = [
+    "request_text",
+    "mentions",
+    "answer_in_request",
+    "gold_in_request",
+    "current_in_request",
+    "gold_current_in_request",
+]
 
 
 def request_text(request: dict) -> str:

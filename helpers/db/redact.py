@@ -12,14 +12,46 @@ HIDDEN = "***"
 _SCHEMES = ("mongodb", "mongodb+srv")
 # Options whose values are never secret and help a reader see what is configured; every other value is hidden
 # (passwords, authMechanismProperties such as AWS_SESSION_TOKEN, key-file passwords, file paths, unknown options).
-_SHOWN_OPTIONS = frozenset(name.lower() for name in (
-    "appName", "authMechanism", "authSource", "compressors", "connectTimeoutMS", "directConnection",
-    "heartbeatFrequencyMS", "journal", "loadBalanced", "localThresholdMS", "maxConnecting", "maxIdleTimeMS",
-    "maxPoolSize", "maxStalenessSeconds", "minPoolSize", "readConcernLevel", "readPreference", "replicaSet",
-    "retryReads", "retryWrites", "serverSelectionTimeoutMS", "socketTimeoutMS", "srvMaxHosts", "srvServiceName",
-    "ssl", "timeoutMS", "tls", "tlsAllowInvalidCertificates", "tlsAllowInvalidHostnames", "tlsInsecure",
-    "uuidRepresentation", "w", "waitQueueTimeoutMS", "wTimeoutMS", "zlibCompressionLevel",
-))
+_SHOWN_OPTIONS = frozenset(
+    name.lower()
+    for name in (
+        "appName",
+        "authMechanism",
+        "authSource",
+        "compressors",
+        "connectTimeoutMS",
+        "directConnection",
+        "heartbeatFrequencyMS",
+        "journal",
+        "loadBalanced",
+        "localThresholdMS",
+        "maxConnecting",
+        "maxIdleTimeMS",
+        "maxPoolSize",
+        "maxStalenessSeconds",
+        "minPoolSize",
+        "readConcernLevel",
+        "readPreference",
+        "replicaSet",
+        "retryReads",
+        "retryWrites",
+        "serverSelectionTimeoutMS",
+        "socketTimeoutMS",
+        "srvMaxHosts",
+        "srvServiceName",
+        "ssl",
+        "timeoutMS",
+        "tls",
+        "tlsAllowInvalidCertificates",
+        "tlsAllowInvalidHostnames",
+        "tlsInsecure",
+        "uuidRepresentation",
+        "w",
+        "waitQueueTimeoutMS",
+        "wTimeoutMS",
+        "zlibCompressionLevel",
+    )
+)
 
 
 def _host(host: str, port: int | None) -> str:
@@ -75,7 +107,7 @@ def scrub_secrets(text: str, uri: str) -> str:
     makes the driver read part of it as a host name, which it then prints)."""
     _, sep, rest = uri.strip().partition("://")
     authority = rest if sep else uri
-    secret = authority[:authority.rfind("@")] if "@" in authority else ""
+    secret = authority[: authority.rfind("@")] if "@" in authority else ""
     pieces = {secret, *re.split(r"[:@/?&=;,]", secret)}
     for piece in sorted((p for p in pieces if len(p) >= 3), key=len, reverse=True):
         text = text.replace(piece, HIDDEN)

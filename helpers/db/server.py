@@ -15,10 +15,10 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterator
 
 from pymongo import MongoClient
 from pymongo.errors import PyMongoError
@@ -41,9 +41,9 @@ __all__ = [
 
 SERVER_BINARY = "secantusd-py"
 HOST = "127.0.0.1"
-START_TIMEOUT_S = 20.0        # bounded wait for the first ping after starting the server
-STOP_TIMEOUT_S = 15.0         # SIGTERM grace period before SIGKILL (a clean stop takes ~3 s)
-LOCK_TIMEOUT_S = 60.0         # waiting for another process that is starting/stopping the server
+START_TIMEOUT_S = 20.0  # bounded wait for the first ping after starting the server
+STOP_TIMEOUT_S = 15.0  # SIGTERM grace period before SIGKILL (a clean stop takes ~3 s)
+LOCK_TIMEOUT_S = 60.0  # waiting for another process that is starting/stopping the server
 
 # The launcher runs the daemon as a grandchild and exits at once, so the server is
 # re-parented away from the caller (a notebook kernel, pytest) and never becomes its
@@ -67,9 +67,9 @@ class StoreUnavailable(StoreError):
 
 @dataclass(frozen=True)
 class _Paths:
-    root: Path        # <data_dir>/secantus
-    storage: Path     # WiredTiger home: one server process at a time
-    record: Path      # server.json: pid, host, port, started_at, log
+    root: Path  # <data_dir>/secantus
+    storage: Path  # WiredTiger home: one server process at a time
+    record: Path  # server.json: pid, host, port, started_at, log
     log: Path
     lock: Path
 
@@ -198,11 +198,28 @@ def _spawn(binary: Path, port: int, paths: _Paths) -> int:
     """Start the daemon fully detached (own session, no inherited pipes); return its pid."""
     stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
     with open(paths.log, "a") as log:
-        log.write(f"\n--- helpers.db.server: {stamp} starting {binary} on {HOST}:{port} (storage {paths.storage}) ---\n")
-    cmd = [str(binary), "--host", HOST, "--port", str(port), "--storage-path", str(paths.storage),
-           "--log-level", "WARNING"]
-    done = subprocess.run([sys.executable, "-I", "-c", _LAUNCHER, str(paths.log), *cmd], cwd=paths.root,
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+        log.write(
+            f"\n--- helpers.db.server: {stamp} starting {binary} on {HOST}:{port} (storage {paths.storage}) ---\n"
+        )
+    cmd = [
+        str(binary),
+        "--host",
+        HOST,
+        "--port",
+        str(port),
+        "--storage-path",
+        str(paths.storage),
+        "--log-level",
+        "WARNING",
+    ]
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", _LAUNCHER, str(paths.log), *cmd],
+        cwd=paths.root,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     if done.returncode != 0 or not done.stdout.strip().isdigit():
         raise StoreUnavailable(f"Could not launch {binary}: {done.stderr.strip()[-500:] or 'no output'}")
     return int(done.stdout.strip())
@@ -332,6 +349,7 @@ def server_data_path(data_dir: str | os.PathLike) -> Path:
 # Terminal: python -m helpers.db.server status|start|stop
 # ---------------------------------------------------------------------------
 
+
 def _print_status(status: dict) -> None:
     if status["running"]:
         print(f"local SecantusDB server: running (pid {status['pid']}) at {status['uri']}")
@@ -345,15 +363,18 @@ def _print_status(status: dict) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """CLI entry: status (exit 1 if not running), start, stop for the local server in GTE_DATA_DIR."""
-    parser = argparse.ArgumentParser(prog="python -m helpers.db.server",
-                                     description="Manage the local SecantusDB server for this checkout's data dir "
-                                                 "(GTE_DATA_DIR, default .data).")
+    parser = argparse.ArgumentParser(
+        prog="python -m helpers.db.server",
+        description="Manage the local SecantusDB server for this checkout's data dir (GTE_DATA_DIR, default .data).",
+    )
     parser.add_argument("command", choices=["status", "start", "stop"])
     args = parser.parse_args(argv)
     settings = load_settings()
     if settings.mongodb_uri:
-        print(f"note: MONGODB_URI is set ({redact_uri(settings.mongodb_uri)}), so the helpers use that "
-              "server, not the local one.")
+        print(
+            f"note: MONGODB_URI is set ({redact_uri(settings.mongodb_uri)}), so the helpers use that "
+            "server, not the local one."
+        )
     try:
         if args.command == "status":
             status = local_server_status(settings.data_dir)

@@ -21,9 +21,8 @@ from pymongo import ASCENDING, DESCENDING, MongoClient, ReturnDocument
 from pymongo.errors import BulkWriteError, DuplicateKeyError, PyMongoError
 
 from helpers.config import Settings, load_settings
-from helpers.db.server import (StoreError, StoreUnavailable, ensure_local_server, main, server_data_path,
-                               server_log_path)
 from helpers.db.redact import HIDDEN, redact_uri, scrub_secrets
+from helpers.db.server import StoreError, StoreUnavailable, ensure_local_server, main, server_data_path, server_log_path
 
 __all__ = [
     "Store",
@@ -35,8 +34,8 @@ __all__ = [
     "short_reason",
 ]
 
-URI_TIMEOUT_MS = 5000         # serverSelectionTimeoutMS for MONGODB_URI unless the URI sets one
-SEQ_ATTEMPTS = 50             # append_log retries when a concurrent writer took the same seq
+URI_TIMEOUT_MS = 5000  # serverSelectionTimeoutMS for MONGODB_URI unless the URI sets one
+SEQ_ATTEMPTS = 50  # append_log retries when a concurrent writer took the same seq
 _RESERVED = frozenset({"_id", "user_id", "session_id", "version", "created_at", "updated_at"})
 _LOG_FIELDS = frozenset({"seq", "role", "content", "tokens", "status", "reply_to", "error"})
 
@@ -92,9 +91,9 @@ class Store:
 
     client: Any = field(repr=False)
     db: Any = field(repr=False)
-    kind: str = "mongomock"            # "uri" | "local" | "mongomock"
-    uri: str | None = None             # redacted, for display only
-    data_dir: Path | None = None       # local server data dir (kind == "local")
+    kind: str = "mongomock"  # "uri" | "local" | "mongomock"
+    uri: str | None = None  # redacted, for display only
+    data_dir: Path | None = None  # local server data dir (kind == "local")
     _last_seq: dict = field(default_factory=dict, init=False, repr=False)
 
     def __repr__(self) -> str:
@@ -134,13 +133,17 @@ class Store:
 
     def ensure_indexes(self) -> None:
         """Create the unique/lookup indexes (idempotent); open_store calls it."""
-        self.sessions.create_index([("user_id", ASCENDING), ("session_id", ASCENDING)], unique=True,
-                                   name="user_session")
-        self.logs.create_index([("user_id", ASCENDING), ("session_id", ASCENDING), ("seq", ASCENDING)],
-                               unique=True, name="user_session_seq")
+        self.sessions.create_index(
+            [("user_id", ASCENDING), ("session_id", ASCENDING)], unique=True, name="user_session"
+        )
+        self.logs.create_index(
+            [("user_id", ASCENDING), ("session_id", ASCENDING), ("seq", ASCENDING)],
+            unique=True,
+            name="user_session_seq",
+        )
         self.memories.create_index([("user_id", ASCENDING), ("created_at", ASCENDING)], name="user_created")
 
-    def with_db(self, db_name: str) -> "Store":
+    def with_db(self, db_name: str) -> Store:
         """The same server and client, another database (indexes ensured); closing either closes both."""
         other = Store(self.client, self.client[_check_id("db_name", db_name)], self.kind, self.uri, self.data_dir)
         other.ensure_indexes()
@@ -166,7 +169,7 @@ class Store:
             old.close()
         return True
 
-    def __enter__(self) -> "Store":
+    def __enter__(self) -> Store:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -189,8 +192,16 @@ class Store:
         """Insert version 0 (window [], summary '' unless `fields` say otherwise); if it exists, return that."""
         key = self._key(user_id, session_id)
         now = _now()
-        doc = {"user_id": user_id, "session_id": session_id, "version": 0, "window": [], "summary": "",
-               "created_at": now, "updated_at": now, **_check_fields("fields", fields, _RESERVED)}
+        doc = {
+            "user_id": user_id,
+            "session_id": session_id,
+            "version": 0,
+            "window": [],
+            "summary": "",
+            "created_at": now,
+            "updated_at": now,
+            **_check_fields("fields", fields, _RESERVED),
+        }
         try:
             self.sessions.insert_one(doc)
         except DuplicateKeyError:  # another writer created it first: theirs wins
@@ -203,10 +214,8 @@ class Store:
 
     def save_session(self, user_id: str, session_id: str, expected_version: int, fields: dict) -> dict | None:
         """Set `fields` and bump version iff it is still `expected_version`; the new doc, or None on conflict."""
-        query = {**self._key(user_id, session_id),
-                 "version": _check_int("expected_version", expected_version)}
-        update = {"$set": {**_check_fields("fields", fields, _RESERVED), "updated_at": _now()},
-                  "$inc": {"version": 1}}
+        query = {**self._key(user_id, session_id), "version": _check_int("expected_version", expected_version)}
+        update = {"$set": {**_check_fields("fields", fields, _RESERVED), "updated_at": _now()}, "$inc": {"version": 1}}
         # No {"_id": 0} projection here: mongomock then re-reads by the (now stale) version filter and finds nothing.
         doc = self.sessions.find_one_and_update(query, update, return_document=ReturnDocument.AFTER)
         if doc is not None:
@@ -229,8 +238,18 @@ class Store:
         doc = self.logs.find_one(key, projection, sort=[("seq", DESCENDING)])
         return doc["seq"] if doc else 0
 
-    def append_log(self, user_id: str, session_id: str, role: str, content: Any, *, tokens: int | None = None,
-                   status: str = "ok", reply_to: int | None = None, extra: dict | None = None) -> int:
+    def append_log(
+        self,
+        user_id: str,
+        session_id: str,
+        role: str,
+        content: Any,
+        *,
+        tokens: int | None = None,
+        status: str = "ok",
+        reply_to: int | None = None,
+        extra: dict | None = None,
+    ) -> int:
         """Append one message with seq = max+1 (unique, gap-free under concurrent writers); return the seq."""
         key = self._key(user_id, session_id)
         if not isinstance(role, str) or not isinstance(status, str):
@@ -241,20 +260,32 @@ class Store:
         cache_key = (user_id, session_id)
         for attempt in range(SEQ_ATTEMPTS):
             seq = self._max_seq(key, self._last_seq.get(cache_key)) + 1
-            doc = {"user_id": user_id, "session_id": session_id, "seq": seq, "role": role, "content": content,
-                   "tokens": tokens, "status": status, "reply_to": reply_to, "created_at": _now(),
-                   "error": None, **more}
+            doc = {
+                "user_id": user_id,
+                "session_id": session_id,
+                "seq": seq,
+                "role": role,
+                "content": content,
+                "tokens": tokens,
+                "status": status,
+                "reply_to": reply_to,
+                "created_at": _now(),
+                "error": None,
+                **more,
+            }
             try:
                 self.logs.insert_one(doc)
             except DuplicateKeyError:  # a concurrent writer took this seq: back off (jittered), re-read the max
-                time.sleep(random.uniform(0, min(0.05, 0.001 * 2 ** attempt)))  # so a starved writer gets a turn
+                time.sleep(random.uniform(0, min(0.05, 0.001 * 2**attempt)))  # so a starved writer gets a turn
                 continue
             if len(self._last_seq) > 10_000:
                 self._last_seq.clear()
             self._last_seq[cache_key] = seq
             return seq
-        raise StoreError(f"append_log gave up after {SEQ_ATTEMPTS} seq collisions for "
-                         f"user {user_id!r} session {session_id!r}; too many concurrent writers?")
+        raise StoreError(
+            f"append_log gave up after {SEQ_ATTEMPTS} seq collisions for "
+            f"user {user_id!r} session {session_id!r}; too many concurrent writers?"
+        )
 
     def append_logs(self, user_id: str, session_id: str, entries: list[dict], *, status: str = "ok") -> list[int]:
         """Append many messages ({role, content, tokens?, extra?}) in one ordered insert; return their seqs.
@@ -270,8 +301,19 @@ class Store:
                 raise ValueError(f"role must be a str, got {role!r}")
             _check_int("tokens", tokens, optional=True)
             more = _check_fields("extra", entry.get("extra"), _RESERVED | _LOG_FIELDS)
-            docs.append({"user_id": user_id, "session_id": session_id, "role": role, "content": entry.get("content"),
-                         "tokens": tokens, "status": status, "reply_to": None, "error": None, **more})
+            docs.append(
+                {
+                    "user_id": user_id,
+                    "session_id": session_id,
+                    "role": role,
+                    "content": entry.get("content"),
+                    "tokens": tokens,
+                    "status": status,
+                    "reply_to": None,
+                    "error": None,
+                    **more,
+                }
+            )
         if not docs:
             return []
         first = self._max_seq(key, self._last_seq.get((user_id, session_id))) + 1
@@ -288,12 +330,23 @@ class Store:
             self._last_seq[(user_id, session_id)] = seqs[-1]
         for doc in docs[written:]:  # a concurrent writer got in between: one at a time from here
             extra = {k: v for k, v in doc.items() if k not in _RESERVED | _LOG_FIELDS}
-            seqs.append(self.append_log(user_id, session_id, doc["role"], doc["content"], tokens=doc["tokens"],
-                                        status=status, extra=extra))
+            seqs.append(
+                self.append_log(
+                    user_id, session_id, doc["role"], doc["content"], tokens=doc["tokens"], status=status, extra=extra
+                )
+            )
         return seqs
 
-    def set_log_status(self, user_id: str, session_id: str, seqs: list[int], status: str, *,
-                       error: str | None = None, only_if_status: str | None = None) -> int:
+    def set_log_status(
+        self,
+        user_id: str,
+        session_id: str,
+        seqs: list[int],
+        status: str,
+        *,
+        error: str | None = None,
+        only_if_status: str | None = None,
+    ) -> int:
         """Set status (and error, None clears it) on those seqs, optionally only where status matches; count matched."""
         key = self._key(user_id, session_id)
         seqs = [_check_int("seq", s) for s in seqs]
@@ -346,9 +399,11 @@ def _open_uri(uri: str, db_name: str) -> Store:
             raise ValueError("its user or password has an unescaped '@', ':', '/', '?' or '%': percent-encode it")
         client: MongoClient = MongoClient(uri, **options)
     except (PyMongoError, ValueError, TypeError) as exc:  # pymongo raises ValueError for some malformed URIs
-        raise StoreUnavailable(f"MONGODB_URI is not a usable connection string ({shown}): {scrub_secrets(short_reason(exc), uri)}. "
-                               "Fix it in .env or the environment, or unset MONGODB_URI to use the local "
-                               "SecantusDB server.") from None
+        raise StoreUnavailable(
+            f"MONGODB_URI is not a usable connection string ({shown}): {scrub_secrets(short_reason(exc), uri)}. "
+            "Fix it in .env or the environment, or unset MONGODB_URI to use the local "
+            "SecantusDB server."
+        ) from None
     try:
         client.admin.command("ping")
     except PyMongoError as exc:
@@ -380,12 +435,15 @@ def open_store(settings: Settings | None = None, *, fallback: bool = True) -> St
         if not fallback:
             if "helpers.db.server start" in str(exc):
                 raise
-            raise StoreUnavailable(f"{exc} Then check with `python -m helpers.db.server start` (log: "
-                                   f"{server_log_path(s.data_dir)}).") from None
+            raise StoreUnavailable(
+                f"{exc} Then check with `python -m helpers.db.server start` (log: {server_log_path(s.data_dir)})."
+            ) from None
         reason = str(exc).splitlines()[0]
-        message = (f"No persistent store: {reason} Falling back to mongomock, an IN-MEMORY stand-in: nothing "
-                   "will persist after this process ends. Fix: `python -m helpers.db.server start` (log: "
-                   f"{server_log_path(s.data_dir)}), or set MONGODB_URI.")
+        message = (
+            f"No persistent store: {reason} Falling back to mongomock, an IN-MEMORY stand-in: nothing "
+            "will persist after this process ends. Fix: `python -m helpers.db.server start` (log: "
+            f"{server_log_path(s.data_dir)}), or set MONGODB_URI."
+        )
         print(f"WARNING: {message}", file=sys.stderr)
         warnings.warn(message, StoreWarning, stacklevel=2)
         return mongomock_store(s.db_name)

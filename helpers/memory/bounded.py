@@ -12,18 +12,25 @@ import anthropic
 from pymongo.errors import ConnectionFailure, PyMongoError
 
 from helpers.config import Settings
-from helpers.conversation import strip_meta, text_of, validate_messages
-from helpers.memory.pending import PENDING_MAX_COUNT, PENDING_MAX_TOKENS, fold_pending
-from helpers.prompts import SCOUT_PERSONA
+from helpers.conversation import strip_meta, text_of
 from helpers.db.store import StoreError
-from helpers.memory.summary import merge_summary, system_with_summary
-from helpers.memory.window import trim, trim_in_chunks, window_tokens
 from helpers.memory.caching import with_cache_breakpoints
 from helpers.memory.errors import SessionConflict, TurnError, explain, explain_store
-from helpers.memory.fold import (committed_exchanges, confirm_turns, new_turn_id, rebase, session_id_from_file,
-                                 settle_interrupted, summary_fields)
-from helpers.memory.history import TurnResult, MemoryBase, check_user_text, reply_text, request_input_tokens
+from helpers.memory.fold import (
+    committed_exchanges,
+    confirm_turns,
+    new_turn_id,
+    rebase,
+    session_id_from_file,
+    settle_interrupted,
+    summary_fields,
+)
+from helpers.memory.history import MemoryBase, TurnResult, check_user_text, reply_text, request_input_tokens
+from helpers.memory.pending import PENDING_MAX_COUNT, PENDING_MAX_TOKENS, fold_pending
 from helpers.memory.retriever import Recall, Retriever
+from helpers.memory.summary import merge_summary, system_with_summary
+from helpers.memory.window import trim, trim_in_chunks, window_tokens
+from helpers.prompts import SCOUT_PERSONA
 
 __all__ = ["BoundedMemory", "session_id_from_file"]
 
@@ -43,16 +50,37 @@ class BoundedMemory(MemoryBase):
     stage = "bounded"
     MAX_SAVE_ATTEMPTS = 20
 
-    def __init__(self, client: anthropic.Anthropic, settings: Settings | None = None, *, store: Any,
-                 user_id: str = "default", session_id: str | None = None, session_file: str | Path | None = None,
-                 budget: int | None = None, summary_max_tokens: int | None = None, system: str | None = None,
-                 model: str | None = None, max_tokens: int | None = None, ledger: Any = None,
-                 check_retention: bool = True, pending_max_tokens: int = PENDING_MAX_TOKENS,
-                 pending_max_count: int = PENDING_MAX_COUNT, retriever: Retriever | None = None,
-                 cache_aware: bool = False, low_water: float = 0.5):
+    def __init__(
+        self,
+        client: anthropic.Anthropic,
+        settings: Settings | None = None,
+        *,
+        store: Any,
+        user_id: str = "default",
+        session_id: str | None = None,
+        session_file: str | Path | None = None,
+        budget: int | None = None,
+        summary_max_tokens: int | None = None,
+        system: str | None = None,
+        model: str | None = None,
+        max_tokens: int | None = None,
+        ledger: Any = None,
+        check_retention: bool = True,
+        pending_max_tokens: int = PENDING_MAX_TOKENS,
+        pending_max_count: int = PENDING_MAX_COUNT,
+        retriever: Retriever | None = None,
+        cache_aware: bool = False,
+        low_water: float = 0.5,
+    ):
         self.turn_id: str | None = None  # the turn in flight (or the last one): settle_failed_turn goes by it
-        super().__init__(client, settings, system=SCOUT_PERSONA if system is None else system, model=model,
-                         max_tokens=max_tokens, ledger=ledger)
+        super().__init__(
+            client,
+            settings,
+            system=SCOUT_PERSONA if system is None else system,
+            model=model,
+            max_tokens=max_tokens,
+            ledger=ledger,
+        )
         if session_id is None:
             session_id = session_id_from_file(session_file) if session_file else uuid.uuid4().hex
         self.store = store
@@ -65,8 +93,14 @@ class BoundedMemory(MemoryBase):
         if not 0 <= low_water < 1:
             raise ValueError(f"low_water is the share of the budget kept after a fold, in [0, 1); got {low_water!r}")
         self.cache_aware, self.low_water = cache_aware, low_water
-        self.stats = {"turns": 0, "conflicts": 0, "count_calls": 0, "summary_failures": 0, "unsummarised": 0,
-                      "token_recounts": 0}
+        self.stats = {
+            "turns": 0,
+            "conflicts": 0,
+            "count_calls": 0,
+            "summary_failures": 0,
+            "unsummarised": 0,
+            "token_recounts": 0,
+        }
         self.last: dict = {}
         self.recall: Recall | None = None  # what the retriever added to the last request built
         self.retriever = retriever
@@ -75,9 +109,20 @@ class BoundedMemory(MemoryBase):
 
     # -- session
     def _fresh(self) -> dict:
-        return {"user_id": self.user_id, "session_id": self.session_id, "version": 0, "window": [], "summary": "",
-                "summary_tokens": 0, "summary_covers": None, "retention": None, "missing": [], "pending": [],
-                "base_tokens": None, "persona": self.system}
+        return {
+            "user_id": self.user_id,
+            "session_id": self.session_id,
+            "version": 0,
+            "window": [],
+            "summary": "",
+            "summary_tokens": 0,
+            "summary_covers": None,
+            "retention": None,
+            "missing": [],
+            "pending": [],
+            "base_tokens": None,
+            "persona": self.system,
+        }
 
     def load(self, create: bool = True) -> dict:
         """The session document; a missing one is created under the same id (or, with create=False, built in memory)."""
@@ -86,8 +131,11 @@ class BoundedMemory(MemoryBase):
             if not create:
                 return self._fresh()
             fresh = self._fresh()
-            doc = self.store.create_session(self.user_id, self.session_id,
-                                            {k: v for k, v in fresh.items() if k not in ("user_id", "session_id", "version")})
+            doc = self.store.create_session(
+                self.user_id,
+                self.session_id,
+                {k: v for k, v in fresh.items() if k not in ("user_id", "session_id", "version")},
+            )
         return {**self._fresh(), **doc}
 
     def system_prompt(self, session: dict) -> str:
@@ -106,8 +154,12 @@ class BoundedMemory(MemoryBase):
             if recall.block and self.cache_aware:
                 newest = [{"type": "text", "text": text}, {"type": "text", "text": f"\n\n{recall.block}"}]
             system = f"{system}\n\n{recall.block}" if recall.block and newest is text else system
-        request = {"model": self.model, "max_tokens": self.max_tokens, "system": system,
-                   "messages": [*(strip_meta(m) for m in window), {"role": "user", "content": newest}]}
+        request = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "system": system,
+            "messages": [*(strip_meta(m) for m in window), {"role": "user", "content": newest}],
+        }
         marks = (-1,) if newest is text else (-2,)  # memories change every turn: cache up to the window's end
         return with_cache_breakpoints(request, messages=marks) if self.cache_aware else request
 
@@ -124,8 +176,9 @@ class BoundedMemory(MemoryBase):
 
     def _count_base(self, system: str) -> int:
         self.stats["count_calls"] += 1
-        counted = self.client.messages.count_tokens(model=self.model, system=system,
-                                                    messages=[{"role": "user", "content": "."}]).input_tokens
+        counted = self.client.messages.count_tokens(
+            model=self.model, system=system, messages=[{"role": "user", "content": "."}]
+        ).input_tokens
         return counted - 1
 
     def tokens_of_text(self, text: str) -> int:
@@ -165,48 +218,82 @@ class BoundedMemory(MemoryBase):
         request = self._request_for(session, text)
         recall = self.recall
         turn = self.turn_id = new_turn_id()  # every entry of this exchange carries it (settle, rebuild, checks)
-        user_seq = self.store.append_log(self.user_id, self.session_id, "user", text, status="pending",
-                                         extra={"turn": turn})
+        user_seq = self.store.append_log(
+            self.user_id, self.session_id, "user", text, status="pending", extra={"turn": turn}
+        )
         llm_started = time.perf_counter()
         try:
             message = self._call(request)
         except anthropic.APIError as err:
-            self.store.set_log_status(self.user_id, self.session_id, [user_seq], "unanswered",
-                                      error=f"{err.__class__.__name__}: {getattr(err, 'message', err)}"[:500])
+            self.store.set_log_status(
+                self.user_id,
+                self.session_id,
+                [user_seq],
+                "unanswered",
+                error=f"{err.__class__.__name__}: {getattr(err, 'message', err)}"[:500],
+            )
             raise TurnError(explain(err), text, err) from err
         llm_s = time.perf_counter() - llm_started
         reply = reply_text(message)
         usage = message.usage
-        asst_seq = self.store.append_log(self.user_id, self.session_id, "assistant", reply,
-                                         tokens=usage.output_tokens, status="pending", reply_to=user_seq,
-                                         extra={"turn": turn})
+        asst_seq = self.store.append_log(
+            self.user_id,
+            self.session_id,
+            "assistant",
+            reply,
+            tokens=usage.output_tokens,
+            status="pending",
+            reply_to=user_seq,
+            extra={"turn": turn},
+        )
         base = self.base_tokens(session)
         extra = recall.extra_tokens if recall is not None else 0  # this turn's memories: not stored in base
         user_tokens = request_input_tokens(usage) - base - extra - window_tokens(session["window"])
         if user_tokens < 1:  # the parts do not add up (e.g. a count that drifted): measure the message itself
             self.stats["token_recounts"] += 1
             user_tokens = self.tokens_of_text(text)
-        exchange = [{"role": "user", "content": text, "tokens": user_tokens, "seq": user_seq, "turn": turn},
-                    {"role": "assistant", "content": reply, "tokens": usage.output_tokens, "seq": asst_seq,
-                     "turn": turn}]
-        saved, info = self.commit_exchange(session, exchange, base)  # saved = committed; its entries are 'ok' 
+        exchange = [
+            {"role": "user", "content": text, "tokens": user_tokens, "seq": user_seq, "turn": turn},
+            {"role": "assistant", "content": reply, "tokens": usage.output_tokens, "seq": asst_seq, "turn": turn},
+        ]
+        saved, info = self.commit_exchange(session, exchange, base)  # saved = committed; its entries are 'ok'
         self.stats["turns"] += 1
         total_s = time.perf_counter() - started
         self.last = {**info, "llm_s": llm_s, "memory_s": total_s - llm_s - info.get("summary_s", 0.0)}
-        return TurnResult(reply, request_input_tokens(usage), usage.output_tokens, message.stop_reason, request, self.stage,
-                          session_id=self.session_id, user_seq=user_seq, assistant_seq=asst_seq, user_tokens=user_tokens,
-                          window_tokens=window_tokens(saved["window"]), summary=saved.get("summary", ""),
-                          retention=saved.get("retention"), dropped=info["dropped"], version=saved["version"],
-                          retrieved=[h.to_dict() for h in recall.hits] if recall is not None else [],
-                          split=recall.split.to_dict() if recall is not None and recall.split is not None else None)
+        return TurnResult(
+            reply,
+            request_input_tokens(usage),
+            usage.output_tokens,
+            message.stop_reason,
+            request,
+            self.stage,
+            session_id=self.session_id,
+            user_seq=user_seq,
+            assistant_seq=asst_seq,
+            user_tokens=user_tokens,
+            window_tokens=window_tokens(saved["window"]),
+            summary=saved.get("summary", ""),
+            retention=saved.get("retention"),
+            dropped=info["dropped"],
+            version=saved["version"],
+            retrieved=[h.to_dict() for h in recall.hits] if recall is not None else [],
+            split=recall.split.to_dict() if recall is not None and recall.split is not None else None,
+        )
 
     def _place(self, session: dict, exchange: list[dict], base: int | None) -> tuple[dict, dict]:
         """Apply one exchange without any model call: trim; what was dropped joins `pending`."""
         grown = [*session["window"], *exchange]
-        window, dropped = trim_in_chunks(grown, self.budget, int(self.budget * self.low_water)) if self.cache_aware \
+        window, dropped = (
+            trim_in_chunks(grown, self.budget, int(self.budget * self.low_water))
+            if self.cache_aware
             else trim(grown, self.budget)
-        fields = {"window": window, "persona": self.system, "base_tokens": base,
-                  "pending": [*session.get("pending", []), *dropped]}
+        )
+        fields = {
+            "window": window,
+            "persona": self.system,
+            "base_tokens": base,
+            "pending": [*session.get("pending", []), *dropped],
+        }
         return fields, {"dropped": len(dropped), "summary_s": 0.0, "summary_error": None}
 
     def _merge_pending(self, session: dict, max_chunks: int | None = 1) -> tuple[dict, dict, list[int]]:
@@ -220,15 +307,30 @@ class BoundedMemory(MemoryBase):
         known = list(session.get("facts") or [])  # every fact the summary is responsible for, carried merge to merge
 
         def merge(summary: str, messages: list[dict]):
-            result = merge_summary(self.client, self.settings.summary_model, summary, messages,
-                                   max_tokens=self.summary_max_tokens, extraction_model=self.settings.extraction_model,
-                                   ledger=self.ledger, check_retention=self.check_retention, known_facts=list(known))
+            result = merge_summary(
+                self.client,
+                self.settings.summary_model,
+                summary,
+                messages,
+                max_tokens=self.summary_max_tokens,
+                extraction_model=self.settings.extraction_model,
+                ledger=self.ledger,
+                check_retention=self.check_retention,
+                known_facts=list(known),
+            )
             if result.retention is not None or result.facts:
                 known[:] = result.facts
             return result
 
-        out = fold_pending(merge, session.get("summary", ""), session.get("summary_tokens") or 0, pending,
-                           max_tokens=self.pending_max_tokens, max_count=self.pending_max_count, max_chunks=max_chunks)
+        out = fold_pending(
+            merge,
+            session.get("summary", ""),
+            session.get("summary_tokens") or 0,
+            pending,
+            max_tokens=self.pending_max_tokens,
+            max_count=self.pending_max_count,
+            max_chunks=max_chunks,
+        )
         info["summary_s"] = time.perf_counter() - t0
         if out.error:
             self.stats["summary_failures"] += 1
@@ -237,20 +339,23 @@ class BoundedMemory(MemoryBase):
             info["summary_warning"] = out.warning
         if out.unsummarised or out.warning:
             self.stats["unsummarised"] = self.stats.get("unsummarised", 0) + len(out.unsummarised)
-        fields, more, left_out = summary_fields(session, out, known,
-                                                lambda summary: self._count_base(self.system_prompt({"summary": summary})))
+        fields, more, left_out = summary_fields(
+            session, out, known, lambda summary: self._count_base(self.system_prompt({"summary": summary}))
+        )
         info.update(more)
         return fields, info, left_out
 
-    def _fold(self, session: dict, exchange: list[dict], base: int | None,
-              max_chunks: int | None = 1) -> tuple[dict, dict, list[int]]:
+    def _fold(
+        self, session: dict, exchange: list[dict], base: int | None, max_chunks: int | None = 1
+    ) -> tuple[dict, dict, list[int]]:
         """Place one exchange and fold what is pending, in one go (import and rebuild: no concurrent save between)."""
         fields, info = self._place(session, exchange, base)
         merged, minfo, left_out = self._merge_pending({**session, **fields}, max_chunks)
         return {**fields, **merged}, {**info, **minfo}, left_out
 
-    def commit_exchange(self, session: dict, exchange: list[dict], base: int, *, remember: bool = True,
-                        max_chunks: int | None = 1) -> tuple[dict, dict]:
+    def commit_exchange(
+        self, session: dict, exchange: list[dict], base: int, *, remember: bool = True, max_chunks: int | None = 1
+    ) -> tuple[dict, dict]:
         """Save the exchange with the version guard; the summary merge runs once, before the retry loop.
 
         A turn folds at most `max_chunks` bounded summary calls (1); an import passes None: as many calls as it
@@ -280,10 +385,12 @@ class BoundedMemory(MemoryBase):
                         info["summary_error"] = info["summary_error"] or "summary not applied: the session changed"
             # Crash safety: the save records this exchange's turn ids in `commits`, so its entries are committed
             # the moment it lands; the ids a previous save recorded are confirmed in the logs first, then dropped.
-            confirm_turns(self.store, self.user_id, self.session_id,
-                          [t for t in session.get("commits") or [] if t not in turns])
-            saved = self.store.save_session(self.user_id, self.session_id, session["version"],
-                                            {**fields, **merged, "commits": turns})
+            confirm_turns(
+                self.store, self.user_id, self.session_id, [t for t in session.get("commits") or [] if t not in turns]
+            )
+            saved = self.store.save_session(
+                self.user_id, self.session_id, session["version"], {**fields, **merged, "commits": turns}
+            )
             if saved is not None:
                 confirm_turns(self.store, self.user_id, self.session_id, turns)
                 info["conflicts"] = attempt
@@ -293,8 +400,10 @@ class BoundedMemory(MemoryBase):
                     self.retriever.committed(saved, exchange)
                 return saved, info
         self.stats["conflicts"] += 1
-        raise SessionConflict(f"session {self.session_id!r} changed {self.MAX_SAVE_ATTEMPTS} times while saving; "
-                              "the exchange is kept in the logs: run --rebuild")
+        raise SessionConflict(
+            f"session {self.session_id!r} changed {self.MAX_SAVE_ATTEMPTS} times while saving; "
+            "the exchange is kept in the logs: run --rebuild"
+        )
 
     def settle_interrupted(self) -> dict:
         """On start: settle what a killed process left 'pending' (helpers.memory.fold.settle_interrupted)."""
@@ -311,18 +420,31 @@ class BoundedMemory(MemoryBase):
         return self._state(self.load(create=False))
 
     def _state(self, session: dict) -> dict:
-        window = [{"role": m["role"], "text": text_of(m), "tokens": m.get("tokens"), "seq": m.get("seq")}
-                  for m in session["window"]]
-        data = {"stage": self.stage, "memories": [], "retrieved": [],
-                "session_id": self.session_id, "user_id": self.user_id, "summary": session.get("summary", ""),
-                "summary_tokens": session.get("summary_tokens", 0), "summary_covers": session.get("summary_covers"),
-                "retention": session.get("retention"), "missing": session.get("missing", []),
-                "pending": len(session.get("pending", [])), "window": window,
-                "unsummarised": session.get("unsummarised") or 0, "summary_warning": session.get("summary_warning"),
-                "window_tokens": window_tokens(session["window"]), "budget": self.budget,
-                "gauge": self._gauge(session),
-                "version": session.get("version", 0),
-                "log_count": self.store.count_logs(self.user_id, self.session_id)}
+        window = [
+            {"role": m["role"], "text": text_of(m), "tokens": m.get("tokens"), "seq": m.get("seq")}
+            for m in session["window"]
+        ]
+        data = {
+            "stage": self.stage,
+            "memories": [],
+            "retrieved": [],
+            "session_id": self.session_id,
+            "user_id": self.user_id,
+            "summary": session.get("summary", ""),
+            "summary_tokens": session.get("summary_tokens", 0),
+            "summary_covers": session.get("summary_covers"),
+            "retention": session.get("retention"),
+            "missing": session.get("missing", []),
+            "pending": len(session.get("pending", [])),
+            "window": window,
+            "unsummarised": session.get("unsummarised") or 0,
+            "summary_warning": session.get("summary_warning"),
+            "window_tokens": window_tokens(session["window"]),
+            "budget": self.budget,
+            "gauge": self._gauge(session),
+            "version": session.get("version", 0),
+            "log_count": self.store.count_logs(self.user_id, self.session_id),
+        }
         if self.retriever is not None:  # long-term memory: what it holds, what it sent, how the budget was split
             data.update(self.retriever.describe(session, self.recall, data["gauge"]))
         return data
@@ -337,9 +459,14 @@ class BoundedMemory(MemoryBase):
             except anthropic.APIError:  # the model cannot be reached: the gauge says "?" until a turn counts it
                 base = None
         # base_tokens covers framing + persona + summary; retrieved memories change per turn and are not in it
-        return {"system": (base - summary_tokens) if base is not None else None,
-                "summary": summary_tokens, "memories": 0, "window": window_tokens(session["window"]),
-                "budget": self.budget, "reserved_output": self.max_tokens}
+        return {
+            "system": (base - summary_tokens) if base is not None else None,
+            "summary": summary_tokens,
+            "memories": 0,
+            "window": window_tokens(session["window"]),
+            "budget": self.budget,
+            "reserved_output": self.max_tokens,
+        }
 
     def close(self) -> None:
         """Finish background work of the retriever, if any (every queued exchange is stored before this returns)."""
@@ -367,16 +494,24 @@ class BoundedMemory(MemoryBase):
             left_out += more
             included |= {m["seq"] for m in messages}
             work = {**work, **fields, "version": session["version"]}
-            saved = self.store.save_session(self.user_id, self.session_id, session["version"],
-                                            {k: v for k, v in work.items() if k not in ("user_id", "session_id",
-                                                                                         "version")})
+            saved = self.store.save_session(
+                self.user_id,
+                self.session_id,
+                session["version"],
+                {k: v for k, v in work.items() if k not in ("user_id", "session_id", "version")},
+            )
             if saved is not None:
                 in_session = {m.get("seq") for m in [*saved.get("window", []), *saved.get("pending", [])]}
                 folded = sorted(included - set(left_out))
                 # entries recovered into the window, pending or summary are acknowledged again
                 self.store.set_log_status(self.user_id, self.session_id, folded, "ok", only_if_status="unsummarised")
-                self.store.set_log_status(self.user_id, self.session_id, [s for s in folded if s in in_session], "ok",
-                                          only_if_status="pending")
+                self.store.set_log_status(
+                    self.user_id,
+                    self.session_id,
+                    [s for s in folded if s in in_session],
+                    "ok",
+                    only_if_status="pending",
+                )
                 self._mark_unsummarised(left_out)
                 return self.state()
             self.stats["conflicts"] += 1
@@ -386,5 +521,6 @@ class BoundedMemory(MemoryBase):
 
     def _committed_messages(self, session: dict, skip: set[int]) -> list[dict]:
         """Committed log messages not in `skip`, grouped into exchanges (helpers.memory.fold)."""
-        return committed_exchanges(session, self.store.logs_for(self.user_id, self.session_id), skip,
-                                   self.tokens_of_text)
+        return committed_exchanges(
+            session, self.store.logs_for(self.user_id, self.session_id), skip, self.tokens_of_text
+        )

@@ -12,8 +12,8 @@ The policy, in order:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Callable
 
 from helpers.memory.window import trim
 
@@ -24,10 +24,10 @@ __all__ = ["BudgetPolicy", "Split", "memory_share", "window_suffix", "plan"]
 class BudgetPolicy:
     """The knobs of the allocation; chosen on the tuning half of `python -m helpers.bench longmem`."""
 
-    strong_share: float = 1.0       # memories' share of the rest when the evidence is strong (tuned on real
+    strong_share: float = 1.0  # memories' share of the rest when the evidence is strong (tuned on real
     #                                 conversations, `bench longmem --data`, tuning part: 0.9 → 1.0, +0.8 points)
-    weak_share: float = 0.25        # ... when it is weak and the history fits the window
-    long_share: float = 1.0         # ... when it is weak but the history is long (tuned likewise: 0.75 → 1.0)
+    weak_share: float = 0.25  # ... when it is weak and the history fits the window
+    long_share: float = 1.0  # ... when it is weak but the history is long (tuned likewise: 0.75 → 1.0)
     strong_similarity: float = 0.45  # cosine of the best hit that counts as strong evidence
 
     def __post_init__(self):
@@ -53,14 +53,16 @@ class Split:
         return asdict(self)
 
 
-def memory_share(policy: BudgetPolicy, best_similarity: float | None, lexical_match: bool,
-                 long_history: bool = False) -> tuple[float, str]:
+def memory_share(
+    policy: BudgetPolicy, best_similarity: float | None, lexical_match: bool, long_history: bool = False
+) -> tuple[float, str]:
     """Memories' share of the budget left after the last exchange, and the evidence it was based on."""
     weak = (policy.long_share, "long history") if long_history else (policy.weak_share, "weak")
     if best_similarity is None and not lexical_match:
         return weak
     strong = (best_similarity or 0.0) >= policy.strong_similarity or (
-        lexical_match and (best_similarity or 0.0) >= policy.strong_similarity / 2)
+        lexical_match and (best_similarity or 0.0) >= policy.strong_similarity / 2
+    )
     return (policy.strong_share, "strong") if strong else weak
 
 
@@ -80,10 +82,20 @@ def _key(hit) -> tuple:
     return source.get("session_id"), source.get("seq")
 
 
-def plan(window: list[dict], summary_tokens: int, hits: list, budget: int, *, session_id: str,
-         block_tokens: Callable[[list], int], pack: Callable[[list, int], list],
-         expand: Callable[[list, int, set], list] | None = None, policy: BudgetPolicy = BudgetPolicy(),
-         framing: int = 0, remembered: int | None = None) -> tuple[list[dict], bool, list, Split]:
+def plan(
+    window: list[dict],
+    summary_tokens: int,
+    hits: list,
+    budget: int,
+    *,
+    session_id: str,
+    block_tokens: Callable[[list], int],
+    pack: Callable[[list, int], list],
+    expand: Callable[[list, int, set], list] | None = None,
+    policy: BudgetPolicy = BudgetPolicy(),
+    framing: int = 0,
+    remembered: int | None = None,
+) -> tuple[list[dict], bool, list, Split]:
     """Allocate `budget` tokens: (window messages to send, send the summary?, memories to send, the split).
 
     `hits` are ranked candidates; `pack(hits, tokens)` chooses those that fit; `block_tokens(hits)` counts
@@ -105,6 +117,7 @@ def plan(window: list[dict], summary_tokens: int, hits: list, budget: int, *, se
     long_history = outside >= max(1, len(window))
     share, split.evidence = memory_share(policy, best_sim, lexical, long_history) if candidates else (0.0, "none")
     split.memory_cap = int(rest * share)
+
     def fit(packed: list, tokens: int) -> list:  # the block as sent (with its separator) within `tokens`
         while packed and block_tokens(packed) > tokens:
             packed = packed[:-1]  # the least valuable (packers return the best first, additions last)

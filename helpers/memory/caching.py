@@ -26,8 +26,9 @@ def _block(content: Any) -> list[dict]:
     return [dict(b) for b in content]
 
 
-def with_cache_breakpoints(request: dict, *, system: bool = True, messages: tuple[int, ...] = (-1,),
-                           cache_control: dict | None = None) -> dict:
+def with_cache_breakpoints(
+    request: dict, *, system: bool = True, messages: tuple[int, ...] = (-1,), cache_control: dict | None = None
+) -> dict:
     """A copy of `request` with a breakpoint at the end of the system prompt and on the newest message.
 
     The system breakpoint keeps the fixed prefix (persona, tools) cached on its own; the one on the newest
@@ -64,7 +65,8 @@ def reuses_prefix(previous: dict, request: dict) -> bool:
         return False
     before, now = previous.get("messages") or [], request.get("messages") or []
     return len(now) > len(before) and all(
-        a["role"] == b["role"] and _texts(a["content"]) == _texts(b["content"]) for a, b in zip(before, now))
+        a["role"] == b["role"] and _texts(a["content"]) == _texts(b["content"]) for a, b in zip(before, now)
+    )
 
 
 class CachedHistoryMemory(HistoryMemory):

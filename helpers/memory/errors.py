@@ -30,8 +30,11 @@ def explain(err: anthropic.APIError) -> str:
     """A clear, one-line message for a failed model call (no stack trace, no secrets)."""
     message = getattr(err, "message", str(err))
     if isinstance(err, anthropic.BadRequestError) and "prompt is too long" in str(message):
-        return ("your message is too long for the model's context window (" + str(message).split("prompt is too long:")[-1]
-                .strip(" '}") + "); shorten it or split it into parts. Nothing was lost.")
+        return (
+            "your message is too long for the model's context window ("
+            + str(message).split("prompt is too long:")[-1].strip(" '}")
+            + "); shorten it or split it into parts. Nothing was lost."
+        )
     if isinstance(err, anthropic.APITimeoutError):
         return "the model did not answer in time (after retries); your message is saved — try again."
     if isinstance(err, anthropic.APIConnectionError):
@@ -39,11 +42,15 @@ def explain(err: anthropic.APIError) -> str:
     if getattr(err, "says_why", False):  # an error that explains itself (helpers.llm.LiveCallLimit)
         return f"{message} Your message is saved."
     if isinstance(err, anthropic.RateLimitError):
-        return ("rate limited by the API (after retries); your message is saved — wait a moment and try again "
-                "(a class sharing one key shares its per-minute limit).")
+        return (
+            "rate limited by the API (after retries); your message is saved — wait a moment and try again "
+            "(a class sharing one key shares its per-minute limit)."
+        )
     if isinstance(err, anthropic.APIStatusError) and err.status_code == 529:
-        return "the model call failed with HTTP 529 (after retries): the API is overloaded; your message is saved — " \
-               "wait a moment and try again."
+        return (
+            "the model call failed with HTTP 529 (after retries): the API is overloaded; your message is saved — "
+            "wait a moment and try again."
+        )
     if isinstance(err, anthropic.APIStatusError):
         return f"the model call failed with HTTP {err.status_code} (after retries); your message is saved — try again."
     return f"the model call failed: {err.__class__.__name__}; your message is saved — try again."
@@ -51,6 +58,7 @@ def explain(err: anthropic.APIError) -> str:
 
 def explain_store(err: BaseException) -> str:
     """A clear, one-line message for a failed database operation during a turn."""
-    return (f"the database failed during this turn ({short_reason(err)}); the turn may not have been saved. "
-            "Check the store (`python -m helpers.db.store status` for the local server, or MONGODB_URI) and try again.")
-
+    return (
+        f"the database failed during this turn ({short_reason(err)}); the turn may not have been saved. "
+        "Check the store (`python -m helpers.db.store status` for the local server, or MONGODB_URI) and try again."
+    )

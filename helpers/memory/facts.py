@@ -28,7 +28,7 @@ import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anthropic
 from bson import ObjectId
@@ -36,14 +36,14 @@ from bson import ObjectId
 from helpers import prompts
 from helpers.config import ConfigError, Settings, load_settings
 from helpers.conversation import text_of
-from helpers.memory.structured import ToolOutputError, call_tool
 from helpers.memory.facts_worker import FactWorker, WorkerError, measure_extraction_latency
 from helpers.memory.retention import extract_facts
+from helpers.memory.structured import ToolOutputError, call_tool
 from helpers.retrieval import Hit, MemoryIndex, as_utc, check_source, check_user_id, content_hash, utc_now
 
 if TYPE_CHECKING:  # pragma: no cover
-    from helpers.retrieval.embeddings import Embedder
     from helpers.db.store import Store
+    from helpers.retrieval.embeddings import Embedder
 
 __all__ = [
     "FactMemory",
@@ -58,10 +58,10 @@ __all__ = [
     "MAX_CANDIDATES",
 ]
 
-DEDUP_THRESHOLD = 0.92      # cosine at or above which a fact is the same as a stored one (plus the guards below)
+DEDUP_THRESHOLD = 0.92  # cosine at or above which a fact is the same as a stored one (plus the guards below)
 CANDIDATE_THRESHOLD = 0.45  # cosine at or above which a stored fact may be contradicted (sent to the model)
-MAX_CANDIDATES = 5          # stored facts shown to the model per new fact
-MAX_FACT_CHARS = 400        # longer "facts" are not facts: skipped
+MAX_CANDIDATES = 5  # stored facts shown to the model per new fact
+MAX_FACT_CHARS = 400  # longer "facts" are not facts: skipped
 
 log = logging.getLogger(__name__)
 
@@ -89,10 +89,10 @@ class FactResult:
     action: str
     id: str | None
     text: str
-    matched: str | None = None          # the stored fact it was merged into / touched
-    similarity: float | None = None     # cosine to `matched`
-    replaced: list[str] = field(default_factory=list)   # ids this fact superseded
-    reconciled: bool = True             # False if the contradiction check failed (the fact was still stored)
+    matched: str | None = None  # the stored fact it was merged into / touched
+    similarity: float | None = None  # cosine to `matched`
+    replaced: list[str] = field(default_factory=list)  # ids this fact superseded
+    reconciled: bool = True  # False if the contradiction check failed (the fact was still stored)
 
 
 @dataclass(frozen=True)
@@ -110,10 +110,19 @@ class FactMemory:
     contradiction check; without it `add_facts` still deduplicates but never supersedes.
     """
 
-    def __init__(self, store: "Store", embedder: "Embedder | None" = None, client: anthropic.Anthropic | None = None,
-                 settings: Settings | None = None, ledger=None, *, index: MemoryIndex | None = None,
-                 dedup_threshold: float = DEDUP_THRESHOLD, candidate_threshold: float = CANDIDATE_THRESHOLD,
-                 max_candidates: int = MAX_CANDIDATES):
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder | None = None,
+        client: anthropic.Anthropic | None = None,
+        settings: Settings | None = None,
+        ledger=None,
+        *,
+        index: MemoryIndex | None = None,
+        dedup_threshold: float = DEDUP_THRESHOLD,
+        candidate_threshold: float = CANDIDATE_THRESHOLD,
+        max_candidates: int = MAX_CANDIDATES,
+    ):
         if index is not None and embedder is not None and index.embedder is not embedder:
             raise ConfigError("FactMemory got an index with another embedder; pass one of them, or the same one")
         self.settings = settings or load_settings()
@@ -147,18 +156,34 @@ class FactMemory:
         lines = "\n".join(f"{i}. {' '.join(text.split())}" for i, text in enumerate(older))
         body = f"<new_fact>\n{' '.join(new_fact.split())}\n</new_fact>\n<older_facts>\n{lines}\n</older_facts>"
         self.stats["reconcile_calls"] += 1
-        data = call_tool(self.client, model=self.model, max_tokens=200, system=prompts.RECONCILE_TASK,
-                         tool=prompts.RECONCILE_TOOL, content=body, ledger=self.ledger, purpose="reconcile")
+        data = call_tool(
+            self.client,
+            model=self.model,
+            max_tokens=200,
+            system=prompts.RECONCILE_TASK,
+            tool=prompts.RECONCILE_TOOL,
+            content=body,
+            ledger=self.ledger,
+            purpose="reconcile",
+        )
         wrong = [i for i in data["replaces"] + data["duplicates"] if i >= len(older)]
         if wrong:
-            raise ToolOutputError(prompts.RECONCILE_TOOL["name"], f"index {wrong[0]} is not one of the "
-                                  f"{len(older)} older facts", data)
+            raise ToolOutputError(
+                prompts.RECONCILE_TOOL["name"], f"index {wrong[0]} is not one of the {len(older)} older facts", data
+            )
         replaces = sorted(set(data["replaces"]))
         return replaces, sorted(set(data["duplicates"]) - set(replaces))
 
     # -- writing facts
-    def add_facts(self, user_id: str, facts: list[str], source: dict | None = None, *,
-                  now: datetime | None = None, vectors: dict[str, Any] | None = None) -> list[FactResult]:
+    def add_facts(
+        self,
+        user_id: str,
+        facts: list[str],
+        source: dict | None = None,
+        *,
+        now: datetime | None = None,
+        vectors: dict[str, Any] | None = None,
+    ) -> list[FactResult]:
         """Store fact sentences for one user with dedup and supersede; one FactResult per input fact.
 
         `vectors` maps fact texts to embeddings computed beforehand (an import embeds all its facts in one batch).
@@ -174,7 +199,9 @@ class FactMemory:
                 if not text or len(text) > MAX_FACT_CHARS:
                     results.append(FactResult("skipped", None, text))
                     continue
-                results.append(self._add_one(user_id, text, source, as_utc(now) or utc_now(), (vectors or {}).get(text)))
+                results.append(
+                    self._add_one(user_id, text, source, as_utc(now) or utc_now(), (vectors or {}).get(text))
+                )
         for result in results:
             self.stats[result.action] += 1
             self.stats["superseded"] += len(result.replaced)
@@ -186,8 +213,14 @@ class FactMemory:
             self.index.touch(user_id, same.id, now=now)
             return FactResult("touched", same.id, text, matched=same.id, similarity=1.0)
         vector = self.embedder.embed([text])[0] if vector is None else vector
-        near = self.index.neighbours(user_id, vector, kinds=("fact",), min_similarity=self.candidate_threshold,
-                                     limit=self.max_candidates, now=now)
+        near = self.index.neighbours(
+            user_id,
+            vector,
+            kinds=("fact",),
+            min_similarity=self.candidate_threshold,
+            limit=self.max_candidates,
+            now=now,
+        )
         if near and near_duplicate(text, near[0].text, near[0].similarity or 0.0, self.dedup_threshold):
             self.index.touch(user_id, near[0].id, now=now)
             return FactResult("merged", near[0].id, text, matched=near[0].id, similarity=near[0].similarity)
@@ -205,8 +238,9 @@ class FactMemory:
             target = near[duplicates[0]]
             self.index.touch(user_id, target.id, now=now)
             replaced = self._supersede(user_id, [near[i] for i in replaces if near[i].id != target.id], target.id, now)
-            return FactResult("merged", target.id, text, matched=target.id, similarity=target.similarity,
-                              replaced=replaced)
+            return FactResult(
+                "merged", target.id, text, matched=target.id, similarity=target.similarity, replaced=replaced
+            )
         new_id = self.index.insert(self.index.new_doc(user_id, "fact", text, vector, source, now=now))
         replaced = self._supersede(user_id, [near[i] for i in replaces], new_id, now)
         return FactResult("added", new_id, text, replaced=replaced, reconciled=reconciled)
@@ -215,12 +249,17 @@ class FactMemory:
         """Mark old facts as replaced by `new_id` (kept as history, hidden from search)."""
         ids = [hit.id for hit in old]
         if ids:
-            self.index.update(user_id, ids, {"superseded_by": ObjectId(new_id), "valid_to": now, "active": False,
-                                             "updated_at": now}, only_active=True)
+            self.index.update(
+                user_id,
+                ids,
+                {"superseded_by": ObjectId(new_id), "valid_to": now, "active": False, "updated_at": now},
+                only_active=True,
+            )
         return ids
 
-    def extract_and_store(self, user_id: str, exchange_messages: list[dict], source: dict | None = None, *,
-                          now: datetime | None = None) -> list[FactResult]:
+    def extract_and_store(
+        self, user_id: str, exchange_messages: list[dict], source: dict | None = None, *, now: datetime | None = None
+    ) -> list[FactResult]:
         """Extract the facts the user stated in an exchange (helpers.memory.retention.extract_facts), then `add_facts`."""
         user_id = check_user_id(user_id)
         if self.client is None:
@@ -228,8 +267,15 @@ class FactMemory:
         facts = extract_facts(self.client, self.model, list(exchange_messages), self.ledger)
         return self.add_facts(user_id, facts, source, now=now)
 
-    def remember(self, user_id: str, exchange_messages: list[dict], source: dict | None = None, *,
-                 episode: bool = True, now: datetime | None = None) -> Remembered:
+    def remember(
+        self,
+        user_id: str,
+        exchange_messages: list[dict],
+        source: dict | None = None,
+        *,
+        episode: bool = True,
+        now: datetime | None = None,
+    ) -> Remembered:
         """After a turn: store the exchange verbatim (with `episode`), then extract and store its facts.
 
         The episode goes first: it needs no model call, so an extraction failure cannot lose it (and a

@@ -13,8 +13,9 @@ import time
 import traceback
 import warnings
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -30,8 +31,9 @@ class Rememberer(Protocol):
 
     index: MemoryIndex
 
-    def remember(self, user_id: str, exchange_messages: list[dict], source: dict | None = None,
-                 **kwargs: Any) -> Any: ...
+    def remember(
+        self, user_id: str, exchange_messages: list[dict], source: dict | None = None, **kwargs: Any
+    ) -> Any: ...
 
 
 def latency_summary(samples_ms: list[float]) -> dict | None:
@@ -40,8 +42,12 @@ def latency_summary(samples_ms: list[float]) -> dict | None:
         return None
     data = np.asarray(samples_ms, dtype=np.float64)
     p50, p95 = np.percentile(data, [50, 95])
-    return {"p50": round(float(p50), 3), "p95": round(float(p95), 3),
-            "mean": round(float(data.mean()), 3), "max": round(float(data.max()), 3)}
+    return {
+        "p50": round(float(p50), 3),
+        "p95": round(float(p95), 3),
+        "mean": round(float(data.mean()), 3),
+        "max": round(float(data.max()), 3),
+    }
 
 
 @dataclass(frozen=True)
@@ -66,8 +72,14 @@ class FactWorker:
     The default job is `facts.remember(user_id, exchange_messages, source, **kwargs)`.
     """
 
-    def __init__(self, facts: Rememberer | None = None, *, handler: Callable[..., Any] | None = None,
-                 maxsize: int = 64, name: str = "fact-worker"):
+    def __init__(
+        self,
+        facts: Rememberer | None = None,
+        *,
+        handler: Callable[..., Any] | None = None,
+        maxsize: int = 64,
+        name: str = "fact-worker",
+    ):
         if handler is None:
             if facts is None:
                 raise ValueError("FactWorker needs a FactMemory (or a handler)")
@@ -89,10 +101,9 @@ class FactWorker:
         atexit.register(self.close)  # daemon threads still run while atexit handlers do: the queue drains
 
     def __repr__(self) -> str:
-        return (f"FactWorker(pending={self.pending}, done={self.done}, errors={self.error_count}, "
-                f"closed={self._closed})")
+        return f"FactWorker(pending={self.pending}, done={self.done}, errors={self.error_count}, closed={self._closed})"
 
-    def __enter__(self) -> "FactWorker":
+    def __enter__(self) -> FactWorker:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -124,8 +135,7 @@ class FactWorker:
                 self.done += 1
             except Exception as exc:  # noqa: BLE001 - counted, kept and logged, never silent
                 self.error_count += 1
-                self.errors.append(WorkerError(user_id, source, f"{type(exc).__name__}: {exc}",
-                                               traceback.format_exc()))
+                self.errors.append(WorkerError(user_id, source, f"{type(exc).__name__}: {exc}", traceback.format_exc()))
                 log.error("FactWorker job for user %r failed: %s: %s", user_id, type(exc).__name__, exc)
             finally:
                 with self._cond:
@@ -149,14 +159,24 @@ class FactWorker:
         if self.error_count and not self._warned:
             self._warned = True
             first = self.errors[0].error if self.errors else "?"
-            warnings.warn(f"FactWorker: {self.error_count} of {self.done + self.error_count} jobs failed "
-                          f"(first: {first}); see worker.errors", RuntimeWarning, stacklevel=2)
+            warnings.warn(
+                f"FactWorker: {self.error_count} of {self.done + self.error_count} jobs failed "
+                f"(first: {first}); see worker.errors",
+                RuntimeWarning,
+                stacklevel=2,
+            )
         return drained
 
 
-def measure_extraction_latency(facts: Rememberer, exchanges: list[tuple[str, str]], *,
-                               user_id: str = "latency-demo", session_id: str = "latency", maxsize: int = 64,
-                               cleanup: bool = True) -> dict:
+def measure_extraction_latency(
+    facts: Rememberer,
+    exchanges: list[tuple[str, str]],
+    *,
+    user_id: str = "latency-demo",
+    session_id: str = "latency",
+    maxsize: int = 64,
+    cleanup: bool = True,
+) -> dict:
     """How long memory writing blocks a turn: sync (`remember` inline) vs background (`FactWorker.submit`).
 
     `exchanges` are (user_text, assistant_text) pairs; each mode writes to its own user id. Returns
@@ -186,8 +206,14 @@ def measure_extraction_latency(facts: Rememberer, exchanges: list[tuple[str, str
     if cleanup:
         facts.index.delete_user(sync_user)
         facts.index.delete_user(worker_user)
-    return {"turns": len(exchanges), "sync_ms": latency_summary(sync_ms),
-            "worker_submit_ms": latency_summary(submit_ms),
-            "worker_drain_ms": round(drain_ms, 1), "worker_done": worker.done, "worker_errors": worker.error_count,
-            "stored": stored,
-            "sync_samples": [round(x, 3) for x in sync_ms], "worker_samples": [round(x, 3) for x in submit_ms]}
+    return {
+        "turns": len(exchanges),
+        "sync_ms": latency_summary(sync_ms),
+        "worker_submit_ms": latency_summary(submit_ms),
+        "worker_drain_ms": round(drain_ms, 1),
+        "worker_done": worker.done,
+        "worker_errors": worker.error_count,
+        "stored": stored,
+        "sync_samples": [round(x, 3) for x in sync_ms],
+        "worker_samples": [round(x, 3) for x in submit_ms],
+    }

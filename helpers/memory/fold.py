@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Callable, Iterable
 
 from helpers.conversation import starts_exchange, text_of
 from helpers.memory.pending import FoldOutcome
 
-__all__ = ["session_id_from_file", "summary_fields", "rebase", "committed_exchanges", "new_turn_id", "confirm_turns",
-           "held_seqs", "committed_turns", "settle_interrupted"]
+__all__ = [
+    "session_id_from_file",
+    "summary_fields",
+    "rebase",
+    "committed_exchanges",
+    "new_turn_id",
+    "confirm_turns",
+    "held_seqs",
+    "committed_turns",
+    "settle_interrupted",
+]
 
 
 def session_id_from_file(path: str | Path) -> str:
@@ -54,14 +63,21 @@ def confirm_turns(store, user_id: str, session_id: str, turns) -> int:
     turns = [t for t in turns if t]
     if not turns:
         return 0
-    result = store.logs.update_many({"user_id": user_id, "session_id": session_id, "turn": {"$in": turns},
-                                     "status": {"$in": ["pending", "unanswered"]}},
-                                    {"$set": {"status": "ok", "error": None}})
+    result = store.logs.update_many(
+        {
+            "user_id": user_id,
+            "session_id": session_id,
+            "turn": {"$in": turns},
+            "status": {"$in": ["pending", "unanswered"]},
+        },
+        {"$set": {"status": "ok", "error": None}},
+    )
     return result.matched_count
 
 
-def summary_fields(session: dict, out: FoldOutcome, known: list[str],
-                   count_base: Callable[[str], int]) -> tuple[dict, dict, list[int]]:
+def summary_fields(
+    session: dict, out: FoldOutcome, known: list[str], count_base: Callable[[str], int]
+) -> tuple[dict, dict, list[int]]:
     """The session fields to save after folding `session`'s pending turns (`out`); returns (fields, info, seqs left out).
 
     `known` is every fact the summary is now responsible for; `count_base(summary)` counts framing + persona +
@@ -76,15 +92,28 @@ def summary_fields(session: dict, out: FoldOutcome, known: list[str],
         last = max([s for s in [covers.get("last_seq"), *seqs] if s is not None], default=None)
         base = session.get("base_tokens")
         final = out.results[-1]  # it checked every fact the summary is responsible for, old and new
-        fields.update({"summary": out.summary, "summary_tokens": out.summary_tokens, "retention": final.retention,
-                       "missing": final.missing, "facts": known,
-                       "summary_covers": {"first_seq": first, "last_seq": last,
-                                          "count": covers["count"] + len(out.merged)}})
+        fields.update(
+            {
+                "summary": out.summary,
+                "summary_tokens": out.summary_tokens,
+                "retention": final.retention,
+                "missing": final.missing,
+                "facts": known,
+                "summary_covers": {"first_seq": first, "last_seq": last, "count": covers["count"] + len(out.merged)},
+            }
+        )
         # The system prompt grew or shrank by the summary's change; the first summary needs one count.
-        fields["base_tokens"] = ((base + out.summary_tokens - (session.get("summary_tokens") or 0))
-                                 if session.get("summary") and base is not None else count_base(out.summary))
-        info["summary_result"] = {"calls": out.calls, "retention": final.retention, "missing": final.missing,
-                                  "merged": len(out.merged)}
+        fields["base_tokens"] = (
+            (base + out.summary_tokens - (session.get("summary_tokens") or 0))
+            if session.get("summary") and base is not None
+            else count_base(out.summary)
+        )
+        info["summary_result"] = {
+            "calls": out.calls,
+            "retention": final.retention,
+            "missing": final.missing,
+            "merged": len(out.merged),
+        }
     left_out = [m["seq"] for m in out.unsummarised if m.get("seq") is not None]
     if out.merged or out.unsummarised:
         fields["pending"] = out.pending
@@ -98,8 +127,9 @@ def summary_fields(session: dict, out: FoldOutcome, known: list[str],
 
 def rebase(fields: dict, read: dict, current: dict, handled: set) -> dict | None:
     """Re-apply a summary step computed on session `read` to the newer `current`, or None if it no longer applies."""
-    if "summary" in fields and (current.get("summary") != read.get("summary")
-                                or current.get("summary_covers") != read.get("summary_covers")):
+    if "summary" in fields and (
+        current.get("summary") != read.get("summary") or current.get("summary_covers") != read.get("summary_covers")
+    ):
         return None  # another writer merged meanwhile: our summary is stale
     now_pending = current.get("pending") or []
     if not handled <= {m.get("seq") for m in now_pending}:
@@ -108,7 +138,9 @@ def rebase(fields: dict, read: dict, current: dict, handled: set) -> dict | None
     if "base_tokens" in fields and read.get("base_tokens") is not None and current.get("base_tokens") is not None:
         new["base_tokens"] = current["base_tokens"] + fields["base_tokens"] - read["base_tokens"]
     if "unsummarised" in fields:
-        new["unsummarised"] = (current.get("unsummarised") or 0) + fields["unsummarised"] - (read.get("unsummarised") or 0)
+        new["unsummarised"] = (
+            (current.get("unsummarised") or 0) + fields["unsummarised"] - (read.get("unsummarised") or 0)
+        )
     return new
 
 
@@ -118,18 +150,30 @@ def settle_interrupted(store, user_id: str, session_id: str) -> dict:
     session = store.load_session(user_id, session_id)
     turns, held = committed_turns(session), held_seqs(session)
     ok = confirm_turns(store, user_id, session_id, turns)
-    ok += store.set_log_status(user_id, session_id, sorted(s for s in held if s is not None), "ok",
-                               only_if_status="pending")
-    stale = [e["seq"] for e in store.logs.find({"user_id": user_id, "session_id": session_id, "status": "pending"},
-                                               {"seq": 1, "turn": 1})
-             if e.get("turn") not in turns and e["seq"] not in held]
-    lost = store.set_log_status(user_id, session_id, stale, "unanswered", only_if_status="pending",
-                                error="interrupted: the process ended before this turn was saved")
+    ok += store.set_log_status(
+        user_id, session_id, sorted(s for s in held if s is not None), "ok", only_if_status="pending"
+    )
+    stale = [
+        e["seq"]
+        for e in store.logs.find(
+            {"user_id": user_id, "session_id": session_id, "status": "pending"}, {"seq": 1, "turn": 1}
+        )
+        if e.get("turn") not in turns and e["seq"] not in held
+    ]
+    lost = store.set_log_status(
+        user_id,
+        session_id,
+        stale,
+        "unanswered",
+        only_if_status="pending",
+        error="interrupted: the process ended before this turn was saved",
+    )
     return {"ok": ok, "unanswered": lost}
 
 
-def committed_exchanges(session: dict, logs: Iterable[dict], skip: set[int],
-                        tokens_of: Callable[[str], int]) -> list[dict]:
+def committed_exchanges(
+    session: dict, logs: Iterable[dict], skip: set[int], tokens_of: Callable[[str], int]
+) -> list[dict]:
     """Committed log messages not in `skip`, grouped into exchanges (by turn id; replies follow their user turn).
 
     Committed = marked "ok" or "unsummarised", or still "pending"/"unanswered" while the saved session says its
@@ -138,9 +182,18 @@ def committed_exchanges(session: dict, logs: Iterable[dict], skip: set[int],
     """
     saved = {m.get("seq"): m.get("tokens") for m in [*session.get("window", []), *session.get("pending", [])]}
     turns = committed_turns(session)
-    entries = [e for e in logs if e["seq"] not in skip and (
-        e.get("status") in ("ok", "unsummarised") or (e.get("status") in ("pending", "unanswered") and (
-            e.get("turn") in turns if e.get("turn") else e["seq"] in saved)))]
+    entries = [
+        e
+        for e in logs
+        if e["seq"] not in skip
+        and (
+            e.get("status") in ("ok", "unsummarised")
+            or (
+                e.get("status") in ("pending", "unanswered")
+                and (e.get("turn") in turns if e.get("turn") else e["seq"] in saved)
+            )
+        )
+    ]
     exchanges: dict = {}
     by_turn: dict = {}
     last: list[dict] | None = None

@@ -9,7 +9,8 @@ Other users' documents are never touched: every delete is filtered by `user_id`.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from helpers.retrieval.schema import check_user_id
 
@@ -19,8 +20,9 @@ __all__ = ["forget_user", "documents_of"]
 def documents_of(store: Any, user_id: str) -> dict[str, int]:
     """How many documents of `user_id` each collection of the store's database holds (every collection)."""
     user_id = check_user_id(user_id)
-    return {name: store.db[name].count_documents({"user_id": user_id})
-            for name in sorted(store.db.list_collection_names())}
+    return {
+        name: store.db[name].count_documents({"user_id": user_id}) for name in sorted(store.db.list_collection_names())
+    }
 
 
 def forget_user(store: Any, user_id: str, *, indexes: Iterable[Any] = (), memories: Iterable[Any] = ()) -> dict:
@@ -41,6 +43,8 @@ def forget_user(store: Any, user_id: str, *, indexes: Iterable[Any] = (), memori
         indexes += [i for i in (getattr(long_term, "index", None), getattr(facts, "index", None)) if i is not None]
     for index in {id(i): i for i in indexes}.values():
         index.delete_user(user_id)  # memories collection + this process's cache of them
-    deleted = {name: store.db[name].delete_many({"user_id": user_id}).deleted_count
-               for name in sorted(store.db.list_collection_names())}
+    deleted = {
+        name: store.db[name].delete_many({"user_id": user_id}).deleted_count
+        for name in sorted(store.db.list_collection_names())
+    }
     return {"user_id": user_id, "deleted": deleted, "total": sum(deleted.values())}

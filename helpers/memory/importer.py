@@ -16,11 +16,11 @@ import anthropic
 
 from helpers.conversation import group_exchanges, starts_exchange, strip_meta, text_of, validate_messages
 from helpers.memory.facts import MAX_FACT_CHARS
-from helpers.retrieval.bm25 import bm25_tokens
 from helpers.memory.fold import new_turn_id
-from helpers.retrieval.schema import TurnUnit
 from helpers.memory.retention import extract_facts
 from helpers.memory.transcript import Turn, check_turns, number_conversations, parse_when
+from helpers.retrieval.bm25 import bm25_tokens
+from helpers.retrieval.schema import TurnUnit
 
 __all__ = ["import_turns", "import_dated", "as_turns", "log_extra", "IMPORT_FACT_BATCH", "IMPORT_FOLD_BATCH"]
 
@@ -42,8 +42,9 @@ def as_turns(turns: list[Any]) -> list[Turn]:
             ts = parse_when(ts)
         elif ts is not None and not isinstance(ts, datetime):
             raise ValueError(f"turns[{i}]: ts must be an ISO 8601 string or a datetime, got {ts!r}")
-        out.append(Turn(item.get("role"), item.get("content"), ts, int(item.get("conversation") or 0),
-                        item.get("speaker")))
+        out.append(
+            Turn(item.get("role"), item.get("content"), ts, int(item.get("conversation") or 0), item.get("speaker"))
+        )
     if not any(isinstance(item, Turn) or "conversation" in item for item in turns):
         number_conversations(out)  # without conversation numbers, a new day starts a new conversation
     check_turns(out)  # checked like typed turns, all of them before the first write
@@ -82,16 +83,24 @@ def import_turns(memory: Any, turns: list[Any]) -> dict:
     for i, turn in enumerate(messages):
         role, content = turn["role"], turn["content"]
         tokens = memory.tokens_of_text(text_of(turn))
-        seq = memory.store.append_log(memory.user_id, memory.session_id, role, content, status="pending",
-                                      tokens=tokens, extra={**log_extra(items[i]), "turn": ids[i]})
+        seq = memory.store.append_log(
+            memory.user_id,
+            memory.session_id,
+            role,
+            content,
+            status="pending",
+            tokens=tokens,
+            extra={**log_extra(items[i]), "turn": ids[i]},
+        )
         batch.append({"role": role, "content": content, "tokens": tokens, "seq": seq, "turn": ids[i]})
         exchanges += i + 1 == len(messages) or starts_exchange(messages[i + 1])
         if i + 1 == len(messages) or (exchanges >= IMPORT_FOLD_BATCH and starts_exchange(messages[i + 1])):
             # one fold per batch: the window takes the batch, one summary call covers what it pushes out
             session = memory.load()
             memory.commit_exchange(session, batch, memory.base_tokens(session), max_chunks=None)
-            memory.store.set_log_status(memory.user_id, memory.session_id, [m["seq"] for m in batch], "ok",
-                                        only_if_status="pending")
+            memory.store.set_log_status(
+                memory.user_id, memory.session_id, [m["seq"] for m in batch], "ok", only_if_status="pending"
+            )
             imported += len(batch)
             batch, exchanges = [], 0
     return {"imported": imported, **memory.state()}
@@ -106,11 +115,20 @@ def import_dated(memory: Any, turns: list[Any]) -> dict:
     validate_messages([t.message() for t in items])
     store, user, sid = memory.store, memory.user_id, memory.session_id
     ids = turn_ids([t.message() for t in items])
-    entries = [{"role": t.role, "content": t.content, "tokens": memory.tokens_of_text(text_of(t.message())),
-                "extra": {**log_extra(t), "turn": turn}} for t, turn in zip(items, ids)]
+    entries = [
+        {
+            "role": t.role,
+            "content": t.content,
+            "tokens": memory.tokens_of_text(text_of(t.message())),
+            "extra": {**log_extra(t), "turn": turn},
+        }
+        for t, turn in zip(items, ids)
+    ]
     seqs = store.append_logs(user, sid, entries, status="pending")  # one insert, not one round trip per turn
-    messages = [{"role": e["role"], "content": e["content"], "tokens": e["tokens"], "seq": seq, "turn": turn}
-                for e, seq, turn in zip(entries, seqs, ids)]
+    messages = [
+        {"role": e["role"], "content": e["content"], "tokens": e["tokens"], "seq": seq, "turn": turn}
+        for e, seq, turn in zip(entries, seqs, ids)
+    ]
     # one fold: the window keeps the newest turns; batched summary calls (each within the pending bound) cover
     # everything older, so no imported turn is left out of the summary
     session = memory.load()
@@ -119,21 +137,29 @@ def import_dated(memory: Any, turns: list[Any]) -> dict:
     store.set_log_status(user, sid, [m["seq"] for m in messages], "ok", only_if_status="pending")
     with memory.retriever.index.holding(user):  # one writer for the batch: no re-read of the cache per fact
         if memory.retriever.units == "turns":
-            memory.retriever.index.add_turns(user, sid, [TurnUnit(m["seq"], t.role, text_of(m), t.ts, t.speaker)
-                                                  for m, t in zip(messages, items)])
+            memory.retriever.index.add_turns(
+                user, sid, [TurnUnit(m["seq"], t.role, text_of(m), t.ts, t.speaker) for m, t in zip(messages, items)]
+            )
         pending = _extract_facts(memory, messages, items)
     starts: dict[int, tuple[int, datetime | None]] = {}
     for m, t in zip(messages, items):
         starts.setdefault(t.conversation, (m["seq"], t.ts))
-    fields = {"conversation_start": starts[max(starts)][0] if starts else None,
-              "conversations": [{"conversation": n, "first_seq": seq, "date": ts} for n, (seq, ts) in sorted(starts.items())]}
+    fields = {
+        "conversation_start": starts[max(starts)][0] if starts else None,
+        "conversations": [{"conversation": n, "first_seq": seq, "date": ts} for n, (seq, ts) in sorted(starts.items())],
+    }
     for _ in range(memory.MAX_SAVE_ATTEMPTS):
         session = memory.load()
         fields["facts_pending"] = [*session.get("facts_pending", []), *pending]
         if store.save_session(user, sid, session["version"], fields) is not None:
             break
-    return {"imported": len(messages), "conversations": len(starts), "facts_pending": len(fields["facts_pending"]),
-            "summary_calls": (info.get("summary_result") or {}).get("calls", 0), **memory.state()}
+    return {
+        "imported": len(messages),
+        "conversations": len(starts),
+        "facts_pending": len(fields["facts_pending"]),
+        "summary_calls": (info.get("summary_result") or {}).get("calls", 0),
+        **memory.state(),
+    }
 
 
 def _extract_facts(memory: Any, messages: list[dict], items: list[Turn]) -> list[dict]:
@@ -191,8 +217,10 @@ def name_parties(fact: str, user: str | None, assistant: str | None) -> str:
     return fact
 
 
-_NO_NEWS = frozenset("agree agrees agreed thank thanks yes no sure ok okay great cool awesome glad happy love loves "
-                     "totally definitely really good nice wow".split())
+_NO_NEWS = frozenset(
+    "agree agrees agreed thank thanks yes no sure ok okay great cool awesome glad happy love loves "
+    "totally definitely really good nice wow".split()
+)
 
 
 def informative(fact: str, parties: tuple[str | None, str | None] = (None, None)) -> bool:

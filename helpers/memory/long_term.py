@@ -7,25 +7,25 @@ from typing import Any
 
 import anthropic
 
-from helpers.memory.budget import BudgetPolicy, plan
 from helpers.config import Settings
 from helpers.conversation import strip_meta, text_of
+from helpers.memory.bounded import BoundedMemory
+from helpers.memory.budget import BudgetPolicy, plan
 from helpers.memory.facts import FactMemory, FactWorker
+from helpers.memory.history import TurnResult
 from helpers.memory.importer import import_dated
+from helpers.memory.pending import is_retryable
+from helpers.memory.retriever import Recall
+from helpers.memory.window import window_tokens
+from helpers.retrieval import MemoryIndex
 from helpers.retrieval.inject import Packing, above_floor, format_block, pack_by_value, with_neighbours
 from helpers.retrieval.schema import TurnUnit
-from helpers.memory.pending import is_retryable
 from helpers.tokens import text_counter
-from helpers.retrieval import MemoryIndex
-from helpers.memory.window import window_tokens
-from helpers.memory.bounded import BoundedMemory
-from helpers.memory.history import TurnResult
-from helpers.memory.retriever import Recall
 
 __all__ = ["LongTermMemory", "VectorMemory", "REQUEST_FRAMING", "MESSAGE_FRAMING"]
 
 REQUEST_FRAMING = 12  # tokens the Messages API adds around a request (roles, separators), kept off the budget
-MESSAGE_FRAMING = 4   # tokens it adds per message (role marker and separator), counted with each window message
+MESSAGE_FRAMING = 4  # tokens it adds per message (role marker and separator), counted with each window message
 
 
 class LongTermMemory:
@@ -40,11 +40,23 @@ class LongTermMemory:
 
     FACTS_PENDING_MAX = 20  # exchanges kept for a later long-term memory write; older ones are given up on
 
-    def __init__(self, *, index: MemoryIndex | None = None, facts: FactMemory | None = None,
-                 memory_budget: int | None = None, k: int = 8, mode: str = "hybrid", background: bool = False,
-                 embedder: Any = None, half_life_days: float | None = None, context_budget: int | None = None,
-                 policy: BudgetPolicy | None = None, packing: Packing | None = None, units: str = "turns",
-                 candidates: int = 100):
+    def __init__(
+        self,
+        *,
+        index: MemoryIndex | None = None,
+        facts: FactMemory | None = None,
+        memory_budget: int | None = None,
+        k: int = 8,
+        mode: str = "hybrid",
+        background: bool = False,
+        embedder: Any = None,
+        half_life_days: float | None = None,
+        context_budget: int | None = None,
+        policy: BudgetPolicy | None = None,
+        packing: Packing | None = None,
+        units: str = "turns",
+        candidates: int = 100,
+    ):
         if units not in ("turns", "exchanges"):
             raise ValueError(f"units must be 'turns' or 'exchanges', got {units!r}")
         if context_budget is not None and (not isinstance(context_budget, int) or context_budget < 1):
@@ -62,10 +74,12 @@ class LongTermMemory:
         """Serve `memory`: build the index and fact memory on its store and client, share its stats."""
         index, facts, embedder, half_life_days, background = self._given
         self.memory = memory
-        self.index = index or (facts.index if facts is not None else
-                               MemoryIndex(memory.store, embedder, half_life_days=half_life_days))
-        self.facts = facts or FactMemory(memory.store, self.index.embedder, memory.client, memory.settings,
-                                         memory.ledger, index=self.index)
+        self.index = index or (
+            facts.index if facts is not None else MemoryIndex(memory.store, embedder, half_life_days=half_life_days)
+        )
+        self.facts = facts or FactMemory(
+            memory.store, self.index.embedder, memory.client, memory.settings, memory.ledger, index=self.index
+        )
         self.memory_budget = self.memory_budget or memory.settings.memory_budget
         self._count = text_counter(memory.client, memory.tokens_of_text)  # one counter, chosen once per client
         self.worker = FactWorker(handler=self._remember_job) if background else None
@@ -90,21 +104,31 @@ class LongTermMemory:
 
     def pack(self, hits: list, tokens: int, session: dict) -> list:
         """The hits worth their tokens within `tokens` (helpers.retrieval.inject.pack_by_value)."""
-        return pack_by_value(hits, tokens, self.count, packing=self.packing, session_id=self.memory.session_id,
-                             since_seq=self._since(session))
+        return pack_by_value(
+            hits,
+            tokens,
+            self.count,
+            packing=self.packing,
+            session_id=self.memory.session_id,
+            since_seq=self._since(session),
+        )
 
     def search(self, text: str, limit: int) -> list:
         """This user's memories for `text`, best first (helpers.retrieval.index.MemoryIndex.search)."""
-        self.ranked = self.index.search(self.memory.user_id, text, k=limit, mode=self.mode,
-                                        lexical_weight=self.lexical_weight)
+        self.ranked = self.index.search(
+            self.memory.user_id, text, k=limit, mode=self.mode, lexical_weight=self.lexical_weight
+        )
         return self.ranked
 
     def retrieve(self, text: str, session: dict | None = None) -> tuple[str, list]:
         """The memory block for `text` within `memory_budget` and the hits in it (none already in the window)."""
         session = session or {}
         in_window = {(self.memory.session_id, m.get("seq")) for m in session.get("window", [])}
-        hits = [h for h in self.search(text, self.k + len(in_window))
-                if ((h.source or {}).get("session_id"), (h.source or {}).get("seq")) not in in_window]
+        hits = [
+            h
+            for h in self.search(text, self.k + len(in_window))
+            if ((h.source or {}).get("session_id"), (h.source or {}).get("seq")) not in in_window
+        ]
         packed = self.pack(hits[: self.k], self.memory_budget, session)
         return self.block(packed, session), packed
 
@@ -120,8 +144,17 @@ class LongTermMemory:
         memory, since = self.memory, self._since(session)
 
         def expand(packed, tokens, exclude):
-            return with_neighbours(self.index, memory.user_id, packed, tokens, self.count, packing=self.packing,
-                                   exclude=exclude, session_id=memory.session_id, since_seq=since)
+            return with_neighbours(
+                self.index,
+                memory.user_id,
+                packed,
+                tokens,
+                self.count,
+                packing=self.packing,
+                exclude=exclude,
+                session_id=memory.session_id,
+                since_seq=since,
+            )
 
         hits = self.search(text, self.candidates)
         summary = session.get("summary") or ""
@@ -130,14 +163,23 @@ class LongTermMemory:
         # the budget is the whole request: persona and the new message come off it first
         room = max(0, self.context_budget - self.count(persona_only) - self.count(text) - REQUEST_FRAMING)
         sent, summary_sent, packed, split = plan(
-            session["window"], summary_tokens, hits, room, session_id=memory.session_id,
+            session["window"],
+            summary_tokens,
+            hits,
+            room,
+            session_id=memory.session_id,
             block_tokens=lambda h: self.count("\n\n" + self.block(h, session)),
-            pack=lambda h, tokens: self.pack(h, tokens, session), expand=expand, policy=self.policy,
-            framing=MESSAGE_FRAMING, remembered=self.outside_window(session))
+            pack=lambda h, tokens: self.pack(h, tokens, session),
+            expand=expand,
+            policy=self.policy,
+            framing=MESSAGE_FRAMING,
+            remembered=self.outside_window(session),
+        )
         unsent = window_tokens(session["window"]) - window_tokens(sent)
         extra = split.memories - unsent - (0 if summary_sent else summary_tokens)
-        return Recall(self.block(packed, session), packed, window=sent, summary_sent=summary_sent, split=split,
-                      extra_tokens=extra)
+        return Recall(
+            self.block(packed, session), packed, window=sent, summary_sent=summary_sent, split=split, extra_tokens=extra
+        )
 
     # -- writing long-term memory
     def before_turn(self) -> None:
@@ -156,16 +198,22 @@ class LongTermMemory:
         if self.worker is None:
             return
         memory = self.memory
-        exchange = [{"role": "user", "content": text_of(result.request["messages"][-1]), "seq": result.user_seq},
-                    {"role": "assistant", "content": result.reply, "seq": result.assistant_seq}]
+        exchange = [
+            {"role": "user", "content": text_of(result.request["messages"][-1]), "seq": result.user_seq},
+            {"role": "assistant", "content": result.reply, "seq": result.assistant_seq},
+        ]
         self._index_turns(exchange)
-        self.worker.submit(memory.user_id, [strip_meta(m) for m in exchange],
-                           {"session_id": memory.session_id, "seq": result.user_seq})
+        self.worker.submit(
+            memory.user_id, [strip_meta(m) for m in exchange], {"session_id": memory.session_id, "seq": result.user_seq}
+        )
 
     def _index_turns(self, exchange: list[dict], when: Any = None) -> None:
         if self.units == "turns":
-            units = [TurnUnit(m["seq"], m["role"], text_of(m), m.get("ts") or when, m.get("speaker"))
-                     for m in exchange if m.get("seq") is not None]
+            units = [
+                TurnUnit(m["seq"], m["role"], text_of(m), m.get("ts") or when, m.get("speaker"))
+                for m in exchange
+                if m.get("seq") is not None
+            ]
             self.index.add_turns(self.memory.user_id, self.memory.session_id, units)
 
     def _remember_job(self, user_id: str, messages: list[dict], source: dict) -> None:
@@ -219,9 +267,12 @@ class LongTermMemory:
                 if item.get("turns"):
                     self._index_turns(item["turns"])
                     item.pop("turns")
-                self.facts.remember(self.memory.user_id, item["messages"],
-                                    {"session_id": self.memory.session_id, "seq": item["seq"]},
-                                    episode=self.units == "exchanges")
+                self.facts.remember(
+                    self.memory.user_id,
+                    item["messages"],
+                    {"session_id": self.memory.session_id, "seq": item["seq"]},
+                    episode=self.units == "exchanges",
+                )
             except Exception as err:  # noqa: BLE001 - nothing here may lose the committed turn
                 stats["memory_failures"] += 1
                 if isinstance(err, anthropic.APIError) and not is_retryable(err):
@@ -230,7 +281,7 @@ class LongTermMemory:
                     left.append(item)
         if len(left) > self.FACTS_PENDING_MAX:  # the oldest are given up on (their episodes are usually stored)
             given_up += len(left) - self.FACTS_PENDING_MAX
-            left = left[-self.FACTS_PENDING_MAX:]
+            left = left[-self.FACTS_PENDING_MAX :]
         stats["memory_skipped"] += given_up
         stats["memory_s"] += time.perf_counter() - t0
         return left, given_up
@@ -246,19 +297,33 @@ class LongTermMemory:
         hits, split = (recall.hits, recall.split) if recall is not None else ([], None)
         gauge["memories"] = self.count("\n\n" + recall.block) if hits else 0
         if split is not None:  # what the last request sent, within the one context budget
-            gauge.update({"window": split.window, "summary": split.summary, "memories": split.memories,
-                          "budget": split.budget, "memory_cap": split.memory_cap, "evidence": split.evidence})
+            gauge.update(
+                {
+                    "window": split.window,
+                    "summary": split.summary,
+                    "memories": split.memories,
+                    "budget": split.budget,
+                    "memory_cap": split.memory_cap,
+                    "evidence": split.evidence,
+                }
+            )
         elif self.context_budget is not None:
             gauge.update({"budget": self.context_budget, "memory_cap": 0, "evidence": "no question yet"})
         floor = self.packing.min_similarity
-        return {"memories": [h.to_dict() for h in self.facts.active(self.memory.user_id)],
-                "stored_turns": len(self.index.all(self.memory.user_id, kinds=("episode",))),
-                "retrieved": [h.to_dict() for h in hits], "memory_budget": self.memory_budget,
-                "min_similarity": floor, "ranked": len(self.ranked) if recall is not None else 0,
-                "above_floor": sum(above_floor(h, floor) for h in self.ranked) if recall is not None else 0,
-                "context_budget": self.context_budget, "facts_pending": len(session.get("facts_pending", [])),
-                "facts_skipped": session.get("facts_skipped") or 0, "gauge": gauge,
-                "split": split.to_dict() if split is not None else None}
+        return {
+            "memories": [h.to_dict() for h in self.facts.active(self.memory.user_id)],
+            "stored_turns": len(self.index.all(self.memory.user_id, kinds=("episode",))),
+            "retrieved": [h.to_dict() for h in hits],
+            "memory_budget": self.memory_budget,
+            "min_similarity": floor,
+            "ranked": len(self.ranked) if recall is not None else 0,
+            "above_floor": sum(above_floor(h, floor) for h in self.ranked) if recall is not None else 0,
+            "context_budget": self.context_budget,
+            "facts_pending": len(session.get("facts_pending", [])),
+            "facts_skipped": session.get("facts_skipped") or 0,
+            "gauge": gauge,
+            "split": split.to_dict() if split is not None else None,
+        }
 
     def import_transcript(self, turns: list) -> dict:
         """Import a (dated) transcript in one batch: logs, one fold of window + summary, turns and facts indexed.
@@ -280,16 +345,42 @@ class VectorMemory(BoundedMemory):
 
     stage = "vector"
 
-    def __init__(self, client: anthropic.Anthropic, settings: Settings | None = None, *, store: Any,
-                 index: MemoryIndex | None = None, facts: FactMemory | None = None, memory_budget: int | None = None,
-                 k: int = 8, mode: str = "hybrid", background: bool = False, embedder: Any = None,
-                 half_life_days: float | None = None, context_budget: int | None = None,
-                 policy: BudgetPolicy | None = None, packing: Packing | None = None, units: str = "turns",
-                 candidates: int = 100, **kwargs: Any):
-        retriever = LongTermMemory(index=index, facts=facts, memory_budget=memory_budget, k=k, mode=mode,
-                                   background=background, embedder=embedder, half_life_days=half_life_days,
-                                   context_budget=context_budget, policy=policy, packing=packing, units=units,
-                                   candidates=candidates)
+    def __init__(
+        self,
+        client: anthropic.Anthropic,
+        settings: Settings | None = None,
+        *,
+        store: Any,
+        index: MemoryIndex | None = None,
+        facts: FactMemory | None = None,
+        memory_budget: int | None = None,
+        k: int = 8,
+        mode: str = "hybrid",
+        background: bool = False,
+        embedder: Any = None,
+        half_life_days: float | None = None,
+        context_budget: int | None = None,
+        policy: BudgetPolicy | None = None,
+        packing: Packing | None = None,
+        units: str = "turns",
+        candidates: int = 100,
+        **kwargs: Any,
+    ):
+        retriever = LongTermMemory(
+            index=index,
+            facts=facts,
+            memory_budget=memory_budget,
+            k=k,
+            mode=mode,
+            background=background,
+            embedder=embedder,
+            half_life_days=half_life_days,
+            context_budget=context_budget,
+            policy=policy,
+            packing=packing,
+            units=units,
+            candidates=candidates,
+        )
         if context_budget is not None and not kwargs.get("budget"):
             kwargs["budget"] = context_budget  # the stored window may hold the whole budget; each request chooses
         super().__init__(client, settings, store=store, retriever=retriever, **kwargs)

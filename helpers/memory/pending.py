@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import anthropic
 
 from helpers.conversation import group_exchanges
 from helpers.memory.summary import SummaryResult
 
-__all__ = ["PENDING_MAX_TOKENS", "PENDING_MAX_COUNT", "is_retryable", "is_too_long", "take_within", "FoldOutcome",
-           "fold_pending"]
+__all__ = [
+    "PENDING_MAX_TOKENS",
+    "PENDING_MAX_COUNT",
+    "is_retryable",
+    "is_too_long",
+    "take_within",
+    "FoldOutcome",
+    "fold_pending",
+]
 
 PENDING_MAX_TOKENS = 4000  # one summary call never reads more than this many tokens of turns
-PENDING_MAX_COUNT = 40     # ... nor more than this many messages
+PENDING_MAX_COUNT = 40  # ... nor more than this many messages
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
 
 Merge = Callable[[str, list[dict]], SummaryResult]
@@ -50,7 +57,7 @@ def take_within(messages: list[dict], max_tokens: int, max_count: int) -> tuple[
             break
         head += group
         used += cost
-    return head, list(messages[len(head):])
+    return head, list(messages[len(head) :])
 
 
 @dataclass
@@ -59,8 +66,8 @@ class FoldOutcome:
 
     summary: str
     summary_tokens: int
-    merged: list[dict] = field(default_factory=list)        # folded into the summary
-    pending: list[dict] = field(default_factory=list)       # kept for a later attempt (within the bound)
+    merged: list[dict] = field(default_factory=list)  # folded into the summary
+    pending: list[dict] = field(default_factory=list)  # kept for a later attempt (within the bound)
     unsummarised: list[dict] = field(default_factory=list)  # given up on: only in the logs (--rebuild recovers)
     facts: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
@@ -75,17 +82,27 @@ class FoldOutcome:
 
     @property
     def retention(self) -> float | None:
-        return None if not self.results or all(r.retention is None for r in self.results) else \
-            (1.0 if not self.facts else (len(self.facts) - len(self.missing)) / len(self.facts))
+        return (
+            None
+            if not self.results or all(r.retention is None for r in self.results)
+            else (1.0 if not self.facts else (len(self.facts) - len(self.missing)) / len(self.facts))
+        )
 
 
 def _describe(err: BaseException) -> str:
     return f"{err.__class__.__name__}: {getattr(err, 'message', err)}"[:300]
 
 
-def fold_pending(merge: Merge, summary: str, summary_tokens: int, messages: list[dict], *,
-                 max_tokens: int = PENDING_MAX_TOKENS, max_count: int = PENDING_MAX_COUNT,
-                 max_chunks: int | None = 1) -> FoldOutcome:
+def fold_pending(
+    merge: Merge,
+    summary: str,
+    summary_tokens: int,
+    messages: list[dict],
+    *,
+    max_tokens: int = PENDING_MAX_TOKENS,
+    max_count: int = PENDING_MAX_COUNT,
+    max_chunks: int | None = 1,
+) -> FoldOutcome:
     """Merge `messages` into `summary` in chunks within the bound (at most `max_chunks` summary merges).
 
     A prompt-too-long error or a summary cut at max_tokens is retried with half the input; a retryable
@@ -133,6 +150,8 @@ def fold_pending(merge: Merge, summary: str, summary_tokens: int, messages: list
     out.pending = keep
     out.unsummarised += over
     if over and not out.warning:
-        out.warning = (f"{len(out.unsummarised)} message(s) past the pending bound ({max_tokens} tokens / {max_count} "
-                       "messages) were left out of the summary; they are in the logs: run --rebuild to recover them")
+        out.warning = (
+            f"{len(out.unsummarised)} message(s) past the pending bound ({max_tokens} tokens / {max_count} "
+            "messages) were left out of the summary; they are in the logs: run --rebuild to recover them"
+        )
     return out

@@ -21,7 +21,8 @@ from helpers.memory.structured import call_tool
 __all__ = ["extract_facts", "value_words", "fact_present", "Retention", "check_retention"]
 
 # Words that frame a fact rather than carry its value: function words, the subject, generic relation verbs.
-_FRAME = set("""
+_FRAME = set(
+    """
 a an the this that these those some any each every one's
 user user's users they them their theirs he him his she her hers it its we us our i me my you your
 is are was were be been being am has have had having do does did will would shall should can could may might
@@ -29,10 +30,19 @@ of to in on at for from with by as into onto about over under near than then so 
 who whom which what where when how whose there here
 named called name names said says stated mentioned told tells lives live living lived works work working worked
 currently now still just
-""".split())
+""".split()
+)
 _NEGATIONS = {"not", "no", "never", "without", "none", "nor"}
-_SPELLING = {"favourite": "favorite", "colour": "color", "neighbour": "neighbor", "centre": "center",
-             "theatre": "theater", "metres": "meters", "kilometres": "kilometers", "grey": "gray"}
+_SPELLING = {
+    "favourite": "favorite",
+    "colour": "color",
+    "neighbour": "neighbor",
+    "centre": "center",
+    "theatre": "theater",
+    "metres": "meters",
+    "kilometres": "kilometers",
+    "grey": "gray",
+}
 _TOKEN = re.compile(r"[a-z0-9]+(?:[-:'.,][a-z0-9]+)*")
 
 
@@ -73,8 +83,9 @@ def _runs(text: str, longest: int = 4) -> frozenset[str]:
     """Every run of up to `longest` consecutive whole pieces of `text` (split at spaces and : . , ' -), joined:
     "7:45 pm" gives "745pm"; "17:45" never gives "745" and "44112" never "4411"."""
     pieces = re.findall(r"[^\s:.,'-]+", text.lower())
-    return frozenset("".join(pieces[i:j]) for i in range(len(pieces))
-                     for j in range(i + 1, min(i + longest, len(pieces)) + 1))
+    return frozenset(
+        "".join(pieces[i:j]) for i in range(len(pieces)) for j in range(i + 1, min(i + longest, len(pieces)) + 1)
+    )
 
 
 def value_words(fact: str) -> list[str]:
@@ -141,6 +152,14 @@ def extract_facts(client: anthropic.Anthropic, model: str, messages: list[dict],
     so callers keep the exchange pending instead of reading it as "no facts"."""
     if not any(m["role"] == "user" for m in messages):
         return []
-    data = call_tool(client, model=model, max_tokens=400, system=prompts.EXTRACTION_TASK, tool=prompts.EXTRACTION_TOOL,
-                     content=format_turns(messages), ledger=ledger, purpose="extraction")
+    data = call_tool(
+        client,
+        model=model,
+        max_tokens=400,
+        system=prompts.EXTRACTION_TASK,
+        tool=prompts.EXTRACTION_TOOL,
+        content=format_turns(messages),
+        ledger=ledger,
+        purpose="extraction",
+    )
     return [" ".join(f.split()) for f in data["facts"] if f.strip()]

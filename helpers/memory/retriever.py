@@ -14,12 +14,12 @@ __all__ = ["Recall", "Retriever"]
 class Recall:
     """What long-term memory adds to one request: a memory block and, with one context budget, what else is sent."""
 
-    block: str = ""                    # goes into the system prompt after the summary ("" = nothing retrieved)
+    block: str = ""  # goes into the system prompt after the summary ("" = nothing retrieved)
     hits: list = field(default_factory=list)  # the memories in the block
-    window: list[dict] | None = None   # the stored window messages to send (None: all of them)
-    summary_sent: bool = True          # False: the budget left the summary out of this request
-    split: Any = None                  # helpers.memory.budget.Split when one context budget was planned
-    extra_tokens: int = 0              # request tokens beyond persona + summary + stored window (may be < 0)
+    window: list[dict] | None = None  # the stored window messages to send (None: all of them)
+    summary_sent: bool = True  # False: the budget left the summary out of this request
+    split: Any = None  # helpers.memory.budget.Split when one context budget was planned
+    extra_tokens: int = 0  # request tokens beyond persona + summary + stored window (may be < 0)
 
 
 class Retriever(Protocol):

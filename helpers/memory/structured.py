@@ -24,8 +24,10 @@ class ToolOutputError(anthropic.APIError):
     """The model did not call the forced tool, or its input does not match the tool's input_schema."""
 
     def __init__(self, tool: str, problem: str, received: Any = None):
-        message = (f"the model's {tool!r} tool call was unusable: {problem}. Nothing was applied; the caller keeps "
-                   f"the work pending (check the model setting, or retry later)")
+        message = (
+            f"the model's {tool!r} tool call was unusable: {problem}. Nothing was applied; the caller keeps "
+            f"the work pending (check the model setting, or retry later)"
+        )
         super().__init__(message, httpx2.Request("POST", "https://api.anthropic.com/v1/messages"), body=received)
         self.tool, self.problem, self.received = tool, problem, received
 
@@ -62,27 +64,47 @@ def schema_errors(value: Any, schema: dict, path: str = "input") -> list[str]:
         if "items" in schema:
             for i, item in enumerate(value):
                 errors += schema_errors(item, schema["items"], f"{path}[{i}]")
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and "minimum" in schema \
-            and value < schema["minimum"]:
+    if (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and "minimum" in schema
+        and value < schema["minimum"]
+    ):
         errors.append(f"{path}: {value} is below the minimum {schema['minimum']}")
     if isinstance(value, str) and len(value) < schema.get("minLength", 0):
         errors.append(f"{path}: shorter than {schema['minLength']} characters")
     return errors
 
 
-def call_tool(client: anthropic.Anthropic, *, model: str, max_tokens: int, system: str, content: str, tool: dict,
-              ledger=None, purpose: str = "tool") -> dict:
+def call_tool(
+    client: anthropic.Anthropic,
+    *,
+    model: str,
+    max_tokens: int,
+    system: str,
+    content: str,
+    tool: dict,
+    ledger=None,
+    purpose: str = "tool",
+) -> dict:
     """One forced tool call: returns the tool's validated input, or raises ToolOutputError (SDK errors pass through)."""
-    reply = client.messages.create(model=model, max_tokens=max_tokens, system=system, tools=[tool],
-                                   tool_choice={"type": "tool", "name": tool["name"]},
-                                   messages=[{"role": "user", "content": content}])
+    reply = client.messages.create(
+        model=model,
+        max_tokens=max_tokens,
+        system=system,
+        tools=[tool],
+        tool_choice={"type": "tool", "name": tool["name"]},
+        messages=[{"role": "user", "content": content}],
+    )
     if ledger is not None:
         ledger.record(purpose, reply.model, reply.usage)
     calls = [b for b in reply.content if b.type == "tool_use" and b.name == tool["name"]]
     if not calls:
         said = reply_text(reply)[:200]
-        raise ToolOutputError(tool["name"], f"no tool call in the reply (stop_reason {getattr(reply, 'stop_reason', None)!r}; "
-                                            f"text {said!r})")
+        raise ToolOutputError(
+            tool["name"],
+            f"no tool call in the reply (stop_reason {getattr(reply, 'stop_reason', None)!r}; text {said!r})",
+        )
     data = calls[0].input
     problems = schema_errors(data, tool["input_schema"])
     if problems:

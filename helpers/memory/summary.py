@@ -8,9 +8,9 @@ import anthropic
 
 from helpers import prompts
 from helpers.conversation import format_turns, reply_text
-from helpers.prompts import neutralise_tags
 from helpers.memory.retention import check_retention as _check
 from helpers.memory.retention import extract_facts, fact_present
+from helpers.prompts import neutralise_tags
 
 __all__ = [
     "SummaryResult",
@@ -20,16 +20,23 @@ __all__ = [
     "system_with_summary",
 ]
 
-def summary_request(model: str, old_summary: str, dropped: list[dict], max_tokens: int,
-                    must_keep: list[str] | None = None) -> dict:
+
+def summary_request(
+    model: str, old_summary: str, dropped: list[dict], max_tokens: int, must_keep: list[str] | None = None
+) -> dict:
     """The summary call: the existing summary plus only the newly dropped turns (never the whole transcript)."""
-    body = (f"<existing_summary>\n{old_summary}\n</existing_summary>\n"
-            f"<new_turns>\n{format_turns(dropped)}\n</new_turns>")
+    body = f"<existing_summary>\n{old_summary}\n</existing_summary>\n<new_turns>\n{format_turns(dropped)}\n</new_turns>"
     if must_keep:
-        body += ("\n<must_keep>\n" + "\n".join(must_keep) + "\n</must_keep>\n"
-                 "Your previous summary lost the facts in <must_keep>; include each of them.")
-    return {"model": model, "max_tokens": max_tokens, "system": prompts.SUMMARY_TASK,
-            "messages": [{"role": "user", "content": body}]}
+        body += (
+            "\n<must_keep>\n" + "\n".join(must_keep) + "\n</must_keep>\n"
+            "Your previous summary lost the facts in <must_keep>; include each of them."
+        )
+    return {
+        "model": model,
+        "max_tokens": max_tokens,
+        "system": prompts.SUMMARY_TASK,
+        "messages": [{"role": "user", "content": body}],
+    }
 
 
 def _record(ledger, purpose: str, message) -> None:
@@ -51,14 +58,30 @@ class SummaryResult:
     truncated: bool = False  # the summary call stopped at max_tokens: the summary may be cut off
 
     def to_dict(self) -> dict:
-        return {"summary": self.summary, "tokens": self.tokens, "facts": self.facts, "missing": self.missing,
-                "retention": self.retention, "remerged": self.remerged, "calls": self.calls,
-                "truncated": self.truncated}
+        return {
+            "summary": self.summary,
+            "tokens": self.tokens,
+            "facts": self.facts,
+            "missing": self.missing,
+            "retention": self.retention,
+            "remerged": self.remerged,
+            "calls": self.calls,
+            "truncated": self.truncated,
+        }
 
 
-def merge_summary(client: anthropic.Anthropic, model: str, old_summary: str, dropped: list[dict], *,
-                  max_tokens: int, extraction_model: str | None = None, ledger=None,
-                  check_retention: bool = True, known_facts: list[str] | None = None) -> SummaryResult:
+def merge_summary(
+    client: anthropic.Anthropic,
+    model: str,
+    old_summary: str,
+    dropped: list[dict],
+    *,
+    max_tokens: int,
+    extraction_model: str | None = None,
+    ledger=None,
+    check_retention: bool = True,
+    known_facts: list[str] | None = None,
+) -> SummaryResult:
     """Merge `dropped` into `old_summary` with one summary call, then check the value words of every fact the
     summary is responsible for: `known_facts` (from earlier merges) plus the facts stated in `dropped`.
     Lost ones are named in one re-merge. `retention` is None when there was nothing to check; `truncated`
@@ -79,8 +102,7 @@ def merge_summary(client: anthropic.Anthropic, model: str, old_summary: str, dro
     # Re-merge only when this merge lost something (a new fact, or one the old summary still had); facts
     # lost earlier stay counted as lost but do not cost a second call on every later merge.
     if any(f in new or fact_present(f, old_summary) for f in check.lost):
-        retry = client.messages.create(**summary_request(model, old_summary, dropped, max_tokens,
-                                                         must_keep=check.lost))
+        retry = client.messages.create(**summary_request(model, old_summary, dropped, max_tokens, must_keep=check.lost))
         _record(ledger, "summary", retry)
         calls += 1
         candidate = reply_text(retry).strip()

@@ -15,21 +15,33 @@ from __future__ import annotations
 import base64
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Iterable
+from typing import Any
 
 from dateutil import parser as _dateparser  # python-dateutil, pinned in requirements.txt
 
 from helpers.memory.errors import EmptyMessageError
 from helpers.memory.history import MAX_USER_CHARS, check_user_text
 
-__all__ = ["Turn", "parse_when", "read_transcript", "read_transcript_file", "number_conversations", "MARKER",
-           "check_turn", "check_turns", "MAX_LINE_CHARS", "MAX_IMPORT_BYTES", "MAX_IMPORT_TURNS"]
+__all__ = [
+    "Turn",
+    "parse_when",
+    "read_transcript",
+    "read_transcript_file",
+    "number_conversations",
+    "MARKER",
+    "check_turn",
+    "check_turns",
+    "MAX_LINE_CHARS",
+    "MAX_IMPORT_BYTES",
+    "MAX_IMPORT_TURNS",
+]
 
-MAX_LINE_CHARS = 1_000_000       # one transcript line (a turn with an image block fits; a 20 MB line does not)
-MAX_IMPORT_BYTES = 20_000_000    # one transcript file
-MAX_IMPORT_TURNS = 100_000       # turns in one import
+MAX_LINE_CHARS = 1_000_000  # one transcript line (a turn with an image block fits; a 20 MB line does not)
+MAX_IMPORT_BYTES = 20_000_000  # one transcript file
+MAX_IMPORT_TURNS = 100_000  # turns in one import
 NO_USER_TURN = "the transcript has no user turn; a conversation needs at least one message from the user"
 MAX_SPEAKER_CHARS = 200
 
@@ -72,11 +84,14 @@ def read_transcript(lines: Iterable[str], name: str = "<transcript>") -> list[Tu
     for n, line in enumerate(lines, 1):
         total += len(line)
         if len(line) > MAX_LINE_CHARS:
-            raise ValueError(f"{name}:{n}: line too long ({len(line):,}+ characters > {MAX_LINE_CHARS:,}); "
-                             "split the turn or leave the attachment out")
+            raise ValueError(
+                f"{name}:{n}: line too long ({len(line):,}+ characters > {MAX_LINE_CHARS:,}); "
+                "split the turn or leave the attachment out"
+            )
         if total > MAX_IMPORT_BYTES:
-            raise ValueError(f"{name}:{n}: transcript too large (over {MAX_IMPORT_BYTES:,} characters); "
-                             "import it in parts")
+            raise ValueError(
+                f"{name}:{n}: transcript too large (over {MAX_IMPORT_BYTES:,} characters); import it in parts"
+            )
         if not line.strip():
             continue
         marker = MARKER.match(line)
@@ -100,7 +115,7 @@ def read_transcript(lines: Iterable[str], name: str = "<transcript>") -> list[Tu
             conversation += 1
             continue
         if item.get("role") not in ("user", "assistant") or "content" not in item:
-            raise ValueError(f"{name}:{n}: expected {{\"role\": \"user\"|\"assistant\", \"content\": ...}}")
+            raise ValueError(f'{name}:{n}: expected {{"role": "user"|"assistant", "content": ...}}')
         ts = date
         if item.get("ts") not in (None, ""):
             try:
@@ -108,8 +123,15 @@ def read_transcript(lines: Iterable[str], name: str = "<transcript>") -> list[Tu
             except ValueError as err:
                 raise ValueError(f"{name}:{n}: ts: {err}") from None
         speaker = item.get("speaker")
-        turns.append(Turn(item["role"], item["content"], ts, max(conversation, 0),
-                          speaker if isinstance(speaker, str) and speaker.strip() else None))
+        turns.append(
+            Turn(
+                item["role"],
+                item["content"],
+                ts,
+                max(conversation, 0),
+                speaker if isinstance(speaker, str) and speaker.strip() else None,
+            )
+        )
         try:
             check_turn(turns[-1])
         except ValueError as err:
@@ -138,6 +160,7 @@ def number_conversations(turns: list[Turn]) -> None:
 def read_transcript_file(path: str) -> list[Turn]:
     """`read_transcript` over a UTF-8 file, read line by line within MAX_LINE_CHARS (a huge line is refused
     before it is held in memory)."""
+
     def lines(handle):
         while line := handle.readline(MAX_LINE_CHARS + 1):
             yield line
@@ -157,8 +180,13 @@ _BLOCK_KEYS = {
     "tool_use": {"type", "id", "name", "input", "cache_control"},
     "tool_result": {"type", "tool_use_id", "content", "is_error", "cache_control"},
 }
-_MAGIC = {"image/png": (b"\x89PNG\r\n\x1a\n",), "image/jpeg": (b"\xff\xd8\xff",), "image/gif": (b"GIF87a", b"GIF89a"),
-          "image/webp": (b"RIFF",), "application/pdf": (b"%PDF-",)}
+_MAGIC = {
+    "image/png": (b"\x89PNG\r\n\x1a\n",),
+    "image/jpeg": (b"\xff\xd8\xff",),
+    "image/gif": (b"GIF87a", b"GIF89a"),
+    "image/webp": (b"RIFF",),
+    "application/pdf": (b"%PDF-",),
+}
 
 
 def _check_value(where: str, value: Any) -> int:
@@ -169,7 +197,9 @@ def _check_value(where: str, value: Any) -> int:
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
-            raise ValueError(f"{where}: not valid Unicode text (a lone surrogate); save the transcript as UTF-8") from None
+            raise ValueError(
+                f"{where}: not valid Unicode text (a lone surrogate); save the transcript as UTF-8"
+            ) from None
         return len(value)
     if isinstance(value, dict):
         size = 0
@@ -190,11 +220,20 @@ def _check_source(where: str, kind: str, source: Any) -> None:
     if not isinstance(source, dict):
         raise ValueError(f"{where}: {kind} needs a 'source' object")
     media = source.get("media_type")
-    if source.get("type") == "url" and set(source) == {"type", "url"} and isinstance(source["url"], str) \
-            and source["url"].startswith("https://"):
+    if (
+        source.get("type") == "url"
+        and set(source) == {"type", "url"}
+        and isinstance(source["url"], str)
+        and source["url"].startswith("https://")
+    ):
         return
-    if kind == "document" and source.get("type") == "text" and media == "text/plain" \
-            and isinstance(source.get("data"), str) and set(source) == {"type", "media_type", "data"}:
+    if (
+        kind == "document"
+        and source.get("type") == "text"
+        and media == "text/plain"
+        and isinstance(source.get("data"), str)
+        and set(source) == {"type", "media_type", "data"}
+    ):
         return
     allowed = ("image/png", "image/jpeg", "image/gif", "image/webp") if kind == "image" else ("application/pdf",)
     if source.get("type") != "base64" or media not in allowed or set(source) != {"type", "media_type", "data"}:

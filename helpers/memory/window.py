@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from numbers import Integral
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from helpers.conversation import Message, group_exchanges, starts_exchange
 

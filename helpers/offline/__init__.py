@@ -27,8 +27,15 @@ next requests to `/v1/messages` fail that way, in order.
 - `model`      request validation, usage, tool use, the httpx2 transport
 """
 
-from helpers.offline.bpe import (BLOCK_OVERHEAD, MESSAGE_OVERHEAD, REQUEST_OVERHEAD, SYSTEM_OVERHEAD, TOOL_OVERHEAD,
-                                 count_text_tokens, request_tokens)
+from helpers.offline.bpe import (
+    BLOCK_OVERHEAD,
+    MESSAGE_OVERHEAD,
+    REQUEST_OVERHEAD,
+    SYSTEM_OVERHEAD,
+    TOOL_OVERHEAD,
+    count_text_tokens,
+    request_tokens,
+)
 from helpers.offline.cache import DOCS_URL as CACHE_DOCS_URL
 from helpers.offline.cache import MIN_CACHEABLE_TOKENS, PromptCache, SimClock, min_cacheable_tokens
 from helpers.offline.fact_rules import Fact, find_facts
@@ -36,8 +43,25 @@ from helpers.offline.faults import FAULT_KINDS, FaultPlan, OfflineAPIError
 from helpers.offline.model import MODEL_LABEL, OfflineModel, OfflineTransport, Request
 
 __all__ = [
-    "OfflineModel", "OfflineTransport", "OfflineAPIError", "FaultPlan", "FAULT_KINDS", "Request", "Fact",
-    "find_facts", "count_text_tokens", "request_tokens", "REQUEST_OVERHEAD", "MESSAGE_OVERHEAD", "SYSTEM_OVERHEAD",
-    "BLOCK_OVERHEAD", "TOOL_OVERHEAD", "MODEL_LABEL", "PromptCache", "SimClock", "MIN_CACHEABLE_TOKENS",
-    "min_cacheable_tokens", "CACHE_DOCS_URL",
+    "OfflineModel",
+    "OfflineTransport",
+    "OfflineAPIError",
+    "FaultPlan",
+    "FAULT_KINDS",
+    "Request",
+    "Fact",
+    "find_facts",
+    "count_text_tokens",
+    "request_tokens",
+    "REQUEST_OVERHEAD",
+    "MESSAGE_OVERHEAD",
+    "SYSTEM_OVERHEAD",
+    "BLOCK_OVERHEAD",
+    "TOOL_OVERHEAD",
+    "MODEL_LABEL",
+    "PromptCache",
+    "SimClock",
+    "MIN_CACHEABLE_TOKENS",
+    "min_cacheable_tokens",
+    "CACHE_DOCS_URL",
 ]

@@ -14,8 +14,16 @@ from dataclasses import dataclass
 
 from helpers.offline import lexicon
 from helpers.offline.kinds import is_kind_of, is_specific, other_member
-from helpers.offline.language import (PERSON_STEMS, TIME_WORDS, has_answer_type, proper_names, related, same_person,
-                                      stem, synonyms)
+from helpers.offline.language import (
+    PERSON_STEMS,
+    TIME_WORDS,
+    has_answer_type,
+    proper_names,
+    related,
+    same_person,
+    stem,
+    synonyms,
+)
 from helpers.offline.person import mentions
 from helpers.offline.question import Question
 from helpers.offline.statements import Statement
@@ -29,6 +37,7 @@ _EMBED_LOCK = threading.Lock()
 def _embedder():
     try:
         from helpers.retrieval.embeddings import shared_local
+
         model = shared_local()
         model.embed(["warm up"])
         return model
@@ -77,16 +86,27 @@ def _word_similarity(a: str, b: str) -> float:
     return cosine(a, b)
 
 
-def _match(qs: str, qword: str, st: Statement, alias: dict[str, set[str]], strict: bool = False,
-           taken: frozenset[str] = frozenset(), floor: float = 0.5) -> float:
+def _match(
+    qs: str,
+    qword: str,
+    st: Statement,
+    alias: dict[str, set[str]],
+    strict: bool = False,
+    taken: frozenset[str] = frozenset(),
+    floor: float = 0.5,
+) -> float:
     """How well a statement covers one question word: 1 same word/person, 0.8 synonym, else word similarity.
     `strict` (a person or name asked about): only the same person counts. `taken`: stems the question says
     itself; a statement word that matches one of them is spoken for ("size shirt ... wear" never pairs shirt~wear)."""
     if qs in st.stems or any(a in st.stems for a in alias.get(qs, ())):
         return 1.0
     if strict or qs in PERSON_STEMS:
-        return 1.0 if any(same_person(qs, s) or is_kind_of(s, qs) for s in st.stems) \
-            or any(_same_person_word(qword, w) for w in st.words) else 0.0
+        return (
+            1.0
+            if any(same_person(qs, s) or is_kind_of(s, qs) for s in st.stems)
+            or any(_same_person_word(qword, w) for w in st.words)
+            else 0.0
+        )
     if any(related(qs, s) for s in st.stems):
         return 0.8
     if any(is_kind_of(s, qs) for s in st.stems):
@@ -101,15 +121,18 @@ def _match(qs: str, qword: str, st: Statement, alias: dict[str, set[str]], stric
     return best if best >= floor else 0.0
 
 
-KIND_DEPTH = 6       # a word the question says stands for its members only when it is this specific ("dog", not "place")
+KIND_DEPTH = 6  # a word the question says stands for its members only when it is this specific ("dog", not "place")
 SEMANTIC_MIN = 0.45  # MiniLM cosine at which a statement that passed every subject check answers in other words
-OBJECT_MIN = 0.44    # word similarity at which "my reptile" is "my tortoise" when the sentences agree (not "my postcode")
+OBJECT_MIN = 0.44  # word similarity at which "my reptile" is "my tortoise" when the sentences agree (not "my postcode")
 INSTANCE_MIN = 0.36  # word similarity of a kind asked for ("which dish") and a word said for it ("lasagna")
 INSTANCE_SENTENCE_MIN = 0.35  # ... in a statement at least this close to the question as a whole
 POSITION_MIN = 0.55  # "where do I like to sit" is answered by a position ("a window seat") when the sentences agree
 _PREFERENCE = re.compile(r"\b(?:favou?rite|love|like|enjoy|prefer|adore|fond)\b", re.I)
-_NEGATIVE = re.compile(r"\b(?:not|never|no|can't|cannot|won't|don't|avoids?|hates?|dislikes?|allergic|intolerant|leave it out|"
-                       r"steer clear|stand)\b|n't\b", re.I)
+_NEGATIVE = re.compile(
+    r"\b(?:not|never|no|can't|cannot|won't|don't|avoids?|hates?|dislikes?|allergic|intolerant|leave it out|"
+    r"steer clear|stand)\b|n't\b",
+    re.I,
+)
 
 
 _SECRET = stem("secret")
@@ -117,12 +140,16 @@ _OWNED = re.compile(r"(?i)\b(?:my|our|your|the user's)\s+(?:[\w-]+\s+)?([\w-]+)"
 PREDICATE_MIN = 0.45  # word similarity at which a time said ("autumn") is the time a question names ("fall")
 _GENERIC_TIME = frozenset("time day week month year date".split())
 _CLOCK_ASKED = re.compile(r"(?i)\b(?:what|which) time\b(?! of (?:year|day|the year))")
-_CLOCK = re.compile(r"(?i)\d{1,2}[:.]\d\d|\d\s*(?:am|pm|a\.m\.|p\.m\.|h\b)|\b\d{4}\b|\b(?:at|from|by|until|till|before|after) "
-                    r"(?:\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b|"
-                    r"\b(?:noon|midday|midnight|o'clock|half (?:past|\w+)|quarter (?:past|to))\b")  # not "the 17th"
+_CLOCK = re.compile(
+    r"(?i)\d{1,2}[:.]\d\d|\d\s*(?:am|pm|a\.m\.|p\.m\.|h\b)|\b\d{4}\b|\b(?:at|from|by|until|till|before|after) "
+    r"(?:\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b|"
+    r"\b(?:noon|midday|midnight|o'clock|half (?:past|\w+)|quarter (?:past|to))\b"
+)  # not "the 17th"
 _DATE_ASKED = re.compile(r"(?i)\b(?:what|which) (?:date|day of the month)\b|\bon (?:what|which) date\b")
-_DAY_OF_MONTH = re.compile(r"(?i)\d|\b(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|"
-                           r"twelfth|\w+teenth|twentieth|thirtieth|twenty-\w+|thirty-first)\b")
+_DAY_OF_MONTH = re.compile(
+    r"(?i)\d|\b(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|"
+    r"twelfth|\w+teenth|twentieth|thirtieth|twenty-\w+|thirty-first)\b"
+)
 _REASON_ASKED = re.compile(r"(?i)^\W*why\b")
 _REASON = re.compile(r"(?i)\b(?:because|since|as|so|due to|after|for|ever since|'cause|cos)\b")
 _MAKE_ASKED = re.compile(r"(?i)\b(?:what|which) (?:brand|make|model|label)\b")
@@ -141,7 +168,7 @@ def _phrase_said(phrase: str, st: Statement) -> bool:
 
 
 def _head_said_modifier_close(phrase: str, st: Statement) -> bool:
-    """"the *wireless* password" met by "the Wi-Fi password": the head noun is said, the phrase in other words."""
+    """ "the *wireless* password" met by "the Wi-Fi password": the head noun is said, the phrase in other words."""
     head = stem(phrase.split()[-1]) if phrase else ""
     return bool(head) and head in st.stems and _phrase_said(phrase, st)
 
@@ -149,7 +176,9 @@ def _head_said_modifier_close(phrase: str, st: Statement) -> bool:
 def _same_person_word(asked: str, said: str) -> bool:
     """The lexicon says one person word names the other ("nan" / "grandmother") or a kind of it ("daughter" / "kid")."""
     asked, said = asked.lower(), said.lower()
-    if not (lexicon.is_a(asked, "person", first=4, general=True) and lexicon.is_a(said, "person", first=4, general=True)):
+    if not (
+        lexicon.is_a(asked, "person", first=4, general=True) and lexicon.is_a(said, "person", first=4, general=True)
+    ):
         return False
     return lexicon.synonymous(asked, said) or lexicon.is_a(said, asked)
 
@@ -159,9 +188,11 @@ def _time_met(word: str, st: Statement) -> bool:
     low = word.lower()
     if low not in TIME_WORDS or low in _GENERIC_TIME or stem(low) in st.stems:
         return True
-    return any(w in TIME_WORDS and (lexicon.synonymous(low, w) or (_word_similarity(low, w) >= PREDICATE_MIN
-                                                                     and not lexicon.siblings(low, w)))
-               for w in st.words)  # "autumn" is the fall; "June" is not August
+    return any(
+        w in TIME_WORDS
+        and (lexicon.synonymous(low, w) or (_word_similarity(low, w) >= PREDICATE_MIN and not lexicon.siblings(low, w)))
+        for w in st.words
+    )  # "autumn" is the fall; "June" is not August
 
 
 def _instance(focus: str, word: str, question: Question, st: Statement) -> bool:
@@ -185,18 +216,28 @@ def _measured(word: str) -> bool:
 
 def _opposed(question: Question, st: Statement) -> bool:
     """The statement says the opposite of a word of the question ("our *new* puppy" / "our *old* dog")."""
-    return any(lexicon.opposite(w, said) for s, w in question.words.items() if s not in st.stems
-               and not any(lexicon.synonymous(w, other, first=2) for other in st.words)  # "shut": "we close"
-               for said in st.words)
+    return any(
+        lexicon.opposite(w, said)
+        for s, w in question.words.items()
+        if s not in st.stems
+        and not any(lexicon.synonymous(w, other, first=2) for other in st.words)  # "shut": "we close"
+        for said in st.words
+    )
 
 
-_UNSURE = re.compile(r"(?i)\b(?:can't|cannot|don't|do not|doesn't) (?:remember|recall|know)|\bnot sure\b|\bno idea\b|"
-                     r"\bhaven't (?:decided|picked|chosen|heard)|\bundecided\b|\bwhether\b|\bsometime\b|"
-                     r"\bforg[eo]t (?:which|what|when|where|exactly|the exact)\b|\b(?:thinking|thought) (?:about|of)\b|\bmaybe\b|\bperhaps\b")
-_HEDGED = re.compile(r"(?i)\b(?:might|maybe|perhaps|thinking|considering|could)\b")  # a question that asks about a maybe
+_UNSURE = re.compile(
+    r"(?i)\b(?:can't|cannot|don't|do not|doesn't) (?:remember|recall|know)|\bnot sure\b|\bno idea\b|"
+    r"\bhaven't (?:decided|picked|chosen|heard)|\bundecided\b|\bwhether\b|\bsometime\b|"
+    r"\bforg[eo]t (?:which|what|when|where|exactly|the exact)\b|\b(?:thinking|thought) (?:about|of)\b|\bmaybe\b|\bperhaps\b"
+)
+_HEDGED = re.compile(
+    r"(?i)\b(?:might|maybe|perhaps|thinking|considering|could)\b"
+)  # a question that asks about a maybe
 _NOWADAYS = re.compile(r"(?i)\b(?:nowadays|these days|currently|at the moment|any more|anymore|now)\b")
-_NO_LONGER = re.compile(r"(?i)\b(?:used to|formerly|previously|no longer|not any ?more|gave up|quit|grown out of)\b|"
-                        r"\b(?:my|our) (?:old|former|ex-?)\b")
+_NO_LONGER = re.compile(
+    r"(?i)\b(?:used to|formerly|previously|no longer|not any ?more|gave up|quit|grown out of)\b|"
+    r"\b(?:my|our) (?:old|former|ex-?)\b"
+)
 _LATER = re.compile(r"(?i)\b(?:next|upcoming|going to|will|'ll|planning|plan to)\b")
 _PAST_EVENT = re.compile(r"(?i)\b(?:went|last (?:year|month|week|summer|winter|spring|autumn|time)|ago)\b")
 _FIGURE_KINDS = ("number", "code", "identification", "id", "pin", "payment", "amount", "sum", "figure", "reference")
@@ -204,30 +245,39 @@ _FIGURE_KINDS = ("number", "code", "identification", "id", "pin", "payment", "am
 
 def _figure_asked(question: Question) -> bool:
     """The thing asked for is a figure or a code ("what salary", "which digits", "the booking reference", "my PIN")."""
-    asked = list(question.focus) + list(question.weighted) + \
-        [stem(w) for w in re.findall(r"\b[A-Z]{2,}\b", question.text)]  # an acronym: "PIN", "VAT"
-    return any(lexicon.is_a(question.words.get(s, s), kind, first=1, general=True) or
-               question.words.get(s, s).lower() in _FIGURE_KINDS for s in asked for kind in _FIGURE_KINDS)
+    asked = (
+        list(question.focus) + list(question.weighted) + [stem(w) for w in re.findall(r"\b[A-Z]{2,}\b", question.text)]
+    )  # an acronym: "PIN", "VAT"
+    return any(
+        lexicon.is_a(question.words.get(s, s), kind, first=1, general=True)
+        or question.words.get(s, s).lower() in _FIGURE_KINDS
+        for s in asked
+        for kind in _FIGURE_KINDS
+    )
 
 
 def _figure_said(question: Question, st: Statement) -> bool:
     """The statement holds a figure or a code the question does not: "£42,000", "0088", "BA274", "5C"."""
     mine = set(re.findall(r"[\w£$€.,:/-]+", question.text))
-    return any(t not in mine and (any(ch.isdigit() for ch in t) or (len(t) > 1 and t.isupper() and t != "I"))
-               for t in re.findall(r"[\w£$€.,:/-]+", st.text))
+    return any(
+        t not in mine and (any(ch.isdigit() for ch in t) or (len(t) > 1 and t.isupper() and t != "I"))
+        for t in re.findall(r"[\w£$€.,:/-]+", st.text)
+    )
 
 
-_OTHER_OWNER = re.compile(r"(?i)\b(?:his|her|their|its)\b|\b(?!my\b|our\b)[a-z]+(?:'s|s')\s|"
-                          r"\b(?!I\b|we\b)[a-z]+\s+(?:has|have|owns?)\b")
+_OTHER_OWNER = re.compile(
+    r"(?i)\b(?:his|her|their|its)\b|\b(?!my\b|our\b)[a-z]+(?:'s|s')\s|"
+    r"\b(?!I\b|we\b)[a-z]+\s+(?:has|have|owns?)\b"
+)
 
 
 def _owned_by_user(head: str, st: Statement) -> bool:
-    """"my dog": the statement's dog is not someone else's ("our neighbours have a dog", "his dog", "Sam's dog")."""
+    """ "my dog": the statement's dog is not someone else's ("our neighbours have a dog", "his dog", "Sam's dog")."""
     toks = re.findall(r"[\w'’]+", st.text)
     at = [i for i, t in enumerate(toks) if stem(t) == head]
     if not at:
         return True  # named another way (an alias, a synonym): the other checks decide
-    before = " ".join(toks[max(0, at[0] - 5):at[0]])
+    before = " ".join(toks[max(0, at[0] - 5) : at[0]])
     return not _OTHER_OWNER.search(before) or bool(re.search(r"(?i)\b(?:my|our)\s+\S*\s*$", before))
 
 
@@ -238,14 +288,19 @@ def _focus_named(f: str, word: str, question: Question, st: Statement, alias: di
     taken = frozenset(question.stems)
     new = [w for w in st.words if stem(w) not in question.stems]
     others = [question.words.get(s, s) for s in question.heads + question.objects if s != f]  # "our *dog*"
-    if any(lexicon.synonymous(word, w, first=2, first_b=1) or lexicon.is_a(w, word) for w in new) or \
-            any(lexicon.is_a(w, o) for w in new for o in others):  # "what breed is our dog": a greyhound
+    if any(lexicon.synonymous(word, w, first=2, first_b=1) or lexicon.is_a(w, word) for w in new) or any(
+        lexicon.is_a(w, o) for w in new for o in others
+    ):  # "what breed is our dog": a greyhound
         return True
     if _measured(word):  # a figure; for an attribute ("size") only where the statement names it too
-        return bool(re.search(r"\d", st.text)) and \
-            (f in st.stems or not lexicon.is_a(word, "attribute", first=2, general=True))
-    return _match(f, word, st, alias, taken=taken) >= 0.55 or _instance(f, word, question, st) or \
-        (not is_specific(f) and bool(set(proper_names(st.text)) - set(question.words.values())))
+        return bool(re.search(r"\d", st.text)) and (
+            f in st.stems or not lexicon.is_a(word, "attribute", first=2, general=True)
+        )
+    return (
+        _match(f, word, st, alias, taken=taken) >= 0.55
+        or _instance(f, word, question, st)
+        or (not is_specific(f) and bool(set(proper_names(st.text)) - set(question.words.values())))
+    )
 
 
 @dataclass
@@ -269,26 +324,35 @@ def judge(question: Question, st: Statement, alias: dict[str, set[str]]) -> tupl
     if question.mine and st.about in PERSON_STEMS and question.kind != "person":
         return None, "not the user"  # "what's my job": the husband's job is not the user's
     close = cosine(question.text, st.text) >= SEMANTIC_MIN  # the sentences as a whole agree
-    if any(_match(o, qwords.get(o, o), st, alias, taken=taken) < 0.55
-           and not any(is_kind_of(s, k) for s in st.stems for k in synonyms(o))  # "my occupation": a dentist
-           and not _phrase_said(question.phrases.get(o, ""), st)
-           and not (close and _match(o, qwords.get(o, o), st, alias, taken=taken, floor=OBJECT_MIN) >= OBJECT_MIN)
-           for o in question.objects):
+    if any(
+        _match(o, qwords.get(o, o), st, alias, taken=taken) < 0.55
+        and not any(is_kind_of(s, k) for s in st.stems for k in synonyms(o))  # "my occupation": a dentist
+        and not _phrase_said(question.phrases.get(o, ""), st)
+        and not (close and _match(o, qwords.get(o, o), st, alias, taken=taken, floor=OBJECT_MIN) >= OBJECT_MIN)
+        for o in question.objects
+    ):
         return None, "other thing"  # not about the thing asked about
     owned = {stem(w) for w in _OWNED.findall(st.text)}  # "our *eldest*", "my *bike*": the thing the statement is about
-    if any(other_member(o, owned) for o in question.objects) or \
-            any(other_member(q, {stem(w) for w in st.words if _word_similarity(qwords.get(q, q).lower(), w) < 0.7})
-                for q in question.stems if q not in st.stems and not any(related(q, s) for s in st.stems)):
+    if any(other_member(o, owned) for o in question.objects) or any(
+        other_member(q, {stem(w) for w in st.words if _word_similarity(qwords.get(q, q).lower(), w) < 0.7})
+        for q in question.stems
+        if q not in st.stems and not any(related(q, s) for s in st.stems)
+    ):
         return None, "sibling"  # asked about one thing of a kind (wine), the statement is about another (tea)
     if any(not _focus_named(f, qwords.get(f, f), question, st, alias) for f in question.focus):
         return None, "no focus"  # "which university": the statement names none
-    if any(_match(f, qwords.get(f, f), st, alias, taken=taken) < 0.55
-           and not _head_said_modifier_close(question.phrases.get(f, ""), st) for f in question.specific):
+    if any(
+        _match(f, qwords.get(f, f), st, alias, taken=taken) < 0.55
+        and not _head_said_modifier_close(question.phrases.get(f, ""), st)
+        for f in question.specific
+    ):
         return None, "no specific"
     if any(is_kind_of(q, _SECRET) for q in question.stems) and not any(is_kind_of(s, _SECRET) for s in st.stems):
         return None, "other attribute"  # "the *combination* for my locker": the locker's number does not open it
     modifiers = {stem(w) for p in question.phrases.values() for w in p.split()}  # "my *morning* brew" is no occasion
-    if question.kind != "time" and any(not _time_met(qwords.get(q, q), st) for q in question.stems if q not in modifiers):
+    if question.kind != "time" and any(
+        not _time_met(qwords.get(q, q), st) for q in question.stems if q not in modifiers
+    ):
         return None, "other occasion"  # "where are we going at Christmas": a plan for another time is not it
     if _CLOCK_ASKED.search(question.text) and not _CLOCK.search(st.text):
         return None, "no clock time"  # "what time is my appointment": the day it moved to is not the time
@@ -296,8 +360,11 @@ def judge(question: Question, st: Statement, alias: dict[str, set[str]]) -> tupl
         return None, "no date"  # "on which date is the wedding": "next summer" is no date
     if _REASON_ASKED.search(question.text) and not _REASON.search(st.text):
         return None, "no reason"  # "why did Tomás give up meat": "Tomás is vegetarian" gives none
-    if _MAKE_ASKED.search(question.text) and not re.search(r"\b[a-z]+[A-Z]\w*", st.text) and not \
-            [n for n in proper_names(st.text) if n.lower() not in TIME_WORDS and n not in question.text]:
+    if (
+        _MAKE_ASKED.search(question.text)
+        and not re.search(r"\b[a-z]+[A-Z]\w*", st.text)
+        and not [n for n in proper_names(st.text) if n.lower() not in TIME_WORDS and n not in question.text]
+    ):
         return None, "no make"  # "what make is my laptop": "about six years old" names none
     if not question.stems:
         return None, "empty question"
@@ -305,8 +372,9 @@ def judge(question: Question, st: Statement, alias: dict[str, set[str]]) -> tupl
         return None, "opposite"  # "what breed is our new puppy": the old dog is another animal
     if _UNSURE.search(st.text) and not _HEDGED.search(question.text):
         return None, "unsure"  # "a hair appointment next week, can't remember which day": it does not know either
-    if (_NOWADAYS.search(question.text) and _NO_LONGER.search(st.text) and not _NOWADAYS.search(st.text)) or \
-            (_LATER.search(question.text) and _PAST_EVENT.search(st.text) and not _LATER.search(st.text)):
+    if (_NOWADAYS.search(question.text) and _NO_LONGER.search(st.text) and not _NOWADAYS.search(st.text)) or (
+        _LATER.search(question.text) and _PAST_EVENT.search(st.text) and not _LATER.search(st.text)
+    ):
         return None, "another time"  # "my favourite sport nowadays" / "I used to love skiing"; "next" / "last year"
     if _figure_asked(question) and not _figure_said(question, st):
         return None, "no figure"  # "the booking reference", "what salary": a figure or a code, not a name
@@ -317,24 +385,36 @@ def judge(question: Question, st: Statement, alias: dict[str, set[str]]) -> tupl
     important = set(question.heads) | set(question.objects) | set(question.focus) | set(question.weighted)
     weights = [2.0 if s in important else 1.0 for s in question.stems]
     matches = [_match(s, qwords.get(s, s), st, alias, strict=s in question.heads, taken=taken) for s in question.stems]
-    matches = [max(m, 0.9) if s in question.focus and _instance(s, qwords.get(s, s), question, st) else m
-               for s, m in zip(question.stems, matches)]  # "which dish" met by "lasagna" counts like "what music": jazz
-    matches = [max(m, 0.8) if s in question.phrases and _phrase_said(question.phrases[s], st) else m
-               for s, m in zip(question.stems, matches)]  # "my childhood" said as "grew up"
+    matches = [
+        max(m, 0.9) if s in question.focus and _instance(s, qwords.get(s, s), question, st) else m
+        for s, m in zip(question.stems, matches)
+    ]  # "which dish" met by "lasagna" counts like "what music": jazz
+    matches = [
+        max(m, 0.8) if s in question.phrases and _phrase_said(question.phrases[s], st) else m
+        for s, m in zip(question.stems, matches)
+    ]  # "my childhood" said as "grew up"
     coverage = sum(w * m for w, m in zip(weights, matches)) / sum(weights)
     similarity = cosine(question.text, st.text)
-    exclude = set(question.stems) | {a for h in question.heads for a in alias.get(h, ())} \
-        if question.kind not in ("name", "person") else set(question.stems)
-    if not has_answer_type(question.kind, st.text, exclude) \
-            and not (question.kind == "place" and similarity >= POSITION_MIN):
+    exclude = (
+        set(question.stems) | {a for h in question.heads for a in alias.get(h, ())}
+        if question.kind not in ("name", "person")
+        else set(question.stems)
+    )
+    if not has_answer_type(question.kind, st.text, exclude) and not (
+        question.kind == "place" and similarity >= POSITION_MIN
+    ):
         return None, "no answer type"
     if not set(st.stems) - set(question.stems) - {"not"}:
         return None, "nothing new"  # says nothing the question does not already say
     missed = sum(m == 0.0 for m in matches)
     # the best match among words other than the person asked about: "what does she do for *work*" needs work said
     said_more = max((m for s, m in zip(question.stems, matches) if s not in question.heads), default=0.0)
-    if (coverage >= 0.5 and (missed == 0 or similarity >= 0.35)) or (similarity >= 0.45 and coverage >= 0.3) \
-            or similarity >= SEMANTIC_MIN or (coverage >= 0.3 and similarity >= 0.2 and said_more >= 0.5):
+    if (
+        (coverage >= 0.5 and (missed == 0 or similarity >= 0.35))
+        or (similarity >= 0.45 and coverage >= 0.3)
+        or similarity >= SEMANTIC_MIN
+        or (coverage >= 0.3 and similarity >= 0.2 and said_more >= 0.5)
+    ):
         # a paraphrase in other words ("come into the world" / "born"); once every check above has passed, a
         # statement that covers a third of the question and is near it in meaning answers (tuning parts A-E)
         return Scored(st, coverage, similarity, coverage + similarity), "ok"

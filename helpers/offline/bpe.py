@@ -5,19 +5,31 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 
-__all__ = ["count_text_tokens", "truncate_to_tokens", "request_tokens", "content_text", "system_text", "block_text",
-           "without_cache_control",
-           "REQUEST_OVERHEAD", "MESSAGE_OVERHEAD", "SYSTEM_OVERHEAD", "BLOCK_OVERHEAD", "TOOL_OVERHEAD"]
+__all__ = [
+    "count_text_tokens",
+    "truncate_to_tokens",
+    "request_tokens",
+    "content_text",
+    "system_text",
+    "block_text",
+    "without_cache_control",
+    "REQUEST_OVERHEAD",
+    "MESSAGE_OVERHEAD",
+    "SYSTEM_OVERHEAD",
+    "BLOCK_OVERHEAD",
+    "TOOL_OVERHEAD",
+]
 
 # Fixed framing costs of a request, in tokens (documented in 03_context_window_overflow):
-REQUEST_OVERHEAD = 3   # every request, even with no system prompt
-SYSTEM_OVERHEAD = 2    # added once when a system prompt is present
-MESSAGE_OVERHEAD = 4   # each message (role marker and turn separators)
-BLOCK_OVERHEAD = 3     # each tool_use / tool_result block
-TOOL_OVERHEAD = 8      # each tool definition offered in `tools` (plus its JSON)
+REQUEST_OVERHEAD = 3  # every request, even with no system prompt
+SYSTEM_OVERHEAD = 2  # added once when a system prompt is present
+MESSAGE_OVERHEAD = 4  # each message (role marker and turn separators)
+BLOCK_OVERHEAD = 3  # each tool_use / tool_result block
+TOOL_OVERHEAD = 8  # each tool definition offered in `tools` (plus its JSON)
 
 
 # ---------------------------------------------------------------------------- tokens
+
 
 @lru_cache(maxsize=200_000)
 def count_text_tokens(text: str) -> int:

@@ -36,15 +36,34 @@ import json
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
-from helpers.offline.bpe import (BLOCK_OVERHEAD, MESSAGE_OVERHEAD, SYSTEM_OVERHEAD, TOOL_OVERHEAD, block_text, count_text_tokens, without_cache_control)
+from helpers.offline.bpe import (
+    BLOCK_OVERHEAD,
+    MESSAGE_OVERHEAD,
+    SYSTEM_OVERHEAD,
+    TOOL_OVERHEAD,
+    block_text,
+    count_text_tokens,
+    without_cache_control,
+)
 from helpers.offline.faults import OfflineAPIError
 
-__all__ = ["PromptCache", "SimClock", "Position", "MIN_CACHEABLE_TOKENS", "DEFAULT_MIN_CACHEABLE_TOKENS",
-           "MAX_BREAKPOINTS", "LOOKBACK_POSITIONS", "TTL_SECONDS", "DOCS_URL", "min_cacheable_tokens",
-           "check_breakpoints", "request_positions"]
+__all__ = [
+    "PromptCache",
+    "SimClock",
+    "Position",
+    "MIN_CACHEABLE_TOKENS",
+    "DEFAULT_MIN_CACHEABLE_TOKENS",
+    "MAX_BREAKPOINTS",
+    "LOOKBACK_POSITIONS",
+    "TTL_SECONDS",
+    "DOCS_URL",
+    "min_cacheable_tokens",
+    "check_breakpoints",
+    "request_positions",
+]
 
 DOCS_URL = "https://platform.claude.com/docs/en/build-with-claude/prompt-caching"
 MAX_BREAKPOINTS = 4
@@ -53,16 +72,24 @@ TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
 
 # The documented minimum cacheable prompt length, in tokens (the prefix up to a breakpoint), by model alias.
 MIN_CACHEABLE_TOKENS: dict[str, int] = {
-    "claude-opus-4-6": 4096, "claude-opus-4-5": 4096, "claude-haiku-4-5": 4096,
-    "claude-sonnet-4-6": 1024, "claude-sonnet-4-5": 1024, "claude-opus-4-1": 1024,
-    "claude-opus-4": 1024, "claude-opus-4-0": 1024, "claude-sonnet-4": 1024, "claude-sonnet-4-0": 1024,
+    "claude-opus-4-6": 4096,
+    "claude-opus-4-5": 4096,
+    "claude-haiku-4-5": 4096,
+    "claude-sonnet-4-6": 1024,
+    "claude-sonnet-4-5": 1024,
+    "claude-opus-4-1": 1024,
+    "claude-opus-4": 1024,
+    "claude-opus-4-0": 1024,
+    "claude-sonnet-4": 1024,
+    "claude-sonnet-4-0": 1024,
     "claude-3-7-sonnet": 1024,
-    "claude-3-5-haiku": 2048, "claude-3-haiku": 2048,
+    "claude-3-5-haiku": 2048,
+    "claude-3-haiku": 2048,
 }
 DEFAULT_MIN_CACHEABLE_TOKENS = 1024  # a model name the table does not know (e.g. a test's "m")
 
 _SNAPSHOT = re.compile(r"-(?:\d{8}|latest)$")  # claude-haiku-4-5-20251001 → claude-haiku-4-5
-_RUN_KINDS = ("tool_use", "tool_result")       # a run of these counts as one lookback position
+_RUN_KINDS = ("tool_use", "tool_result")  # a run of these counts as one lookback position
 
 
 def min_cacheable_tokens(model: str) -> int:
@@ -91,10 +118,10 @@ class SimClock:
 class Position:
     """One block boundary of the prefix (tools → system → messages), where an entry can be written or read."""
 
-    path: str           # "tools.0", "system.1", "messages.3.content.0"
-    tokens: int         # prompt tokens up to and including this position
-    digest: str         # hash of the whole prefix ending here
-    ttl: str | None     # "5m" / "1h" when a breakpoint ends here
+    path: str  # "tools.0", "system.1", "messages.3.content.0"
+    tokens: int  # prompt tokens up to and including this position
+    digest: str  # hash of the whole prefix ending here
+    ttl: str | None  # "5m" / "1h" when a breakpoint ends here
 
 
 def _bad(message: str) -> OfflineAPIError:
@@ -197,8 +224,12 @@ def request_positions(body: dict) -> list[Position]:
             path = f"messages.{i}.content.{j}"
             kind = block.get("type") if isinstance(block, dict) else None
             following = blocks[j + 1] if j + 1 < len(blocks) else None
-            in_run = (kind in _RUN_KINDS and isinstance(following, dict) and following.get("type") == kind
-                      and path not in breakpoints)
+            in_run = (
+                kind in _RUN_KINDS
+                and isinstance(following, dict)
+                and following.get("type") == kind
+                and path not in breakpoints
+            )
             if not in_run:
                 add(path, tokens, ["message", pending])
                 pending = []
@@ -270,5 +301,9 @@ class PromptCache:
             if len(self._entries) > 50_000:
                 for key in [key for key, e in self._entries.items() if e.expires_at <= now]:
                     del self._entries[key]
-        return {"input_tokens": total - c, "cache_creation_input_tokens": c - a, "cache_read_input_tokens": a,
-                "cache_creation": {"ephemeral_5m_input_tokens": c - b, "ephemeral_1h_input_tokens": b - a}}
+        return {
+            "input_tokens": total - c,
+            "cache_creation_input_tokens": c - a,
+            "cache_read_input_tokens": a,
+            "cache_creation": {"ephemeral_5m_input_tokens": c - b, "ephemeral_1h_input_tokens": b - a},
+        }

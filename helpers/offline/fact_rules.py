@@ -11,35 +11,54 @@ Questions, requests and chit-chat do not.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import functools
 import re
+from dataclasses import dataclass
 
 from helpers.offline.language import content_stems, related, sentences, stem, synonyms, words
 from helpers.offline.person import first_person, resolve_pronouns, second_to_third, strip_discourse, to_third
 from helpers.offline.reader import is_question, split_clauses
 
-__all__ = ["facts_from_turns", "facts_from_text", "clash", "same_fact", "parse_turn_lines", "fact_parts", "request_of",
-           "repeats"]
+__all__ = [
+    "facts_from_turns",
+    "facts_from_text",
+    "clash",
+    "same_fact",
+    "parse_turn_lines",
+    "fact_parts",
+    "request_of",
+    "repeats",
+]
 
-_IMPERATIVE = set("tell give show find help let please recommend suggest remind list plan book make send check can "
-                  "could would will do does did is are any what where when which who how why keep note remember "
-                  "imagine say explain describe compare sorry thanks thank".split())
-_CHATTER = {stem(w) for w in ("thank thanks great sound cool awesome sure see wonder question ask help curious know think "
-                               "guess hope glad happy mean idea sorry okay fine agree interesting love it perfect "
-                               "excited appreciate worry bother").split()}
+_IMPERATIVE = set(
+    "tell give show find help let please recommend suggest remind list plan book make send check can "
+    "could would will do does did is are any what where when which who how why keep note remember "
+    "imagine say explain describe compare sorry thanks thank".split()
+)
+_CHATTER = {
+    stem(w)
+    for w in (
+        "thank thanks great sound cool awesome sure see wonder question ask help curious know think "
+        "guess hope glad happy mean idea sorry okay fine agree interesting love it perfect "
+        "excited appreciate worry bother"
+    ).split()
+}
 _ASSISTANT_SUBJECT = re.compile(r"^(?:You(?:'re| are| have|'ve| will be|'ll be| were| live| work)|Your\b)")
 # what the other side says that concerns the user: a recommendation to them, a plan the two agreed
 _ADVICE_VERBS = r"(?:read|try|go to|pick up|watch|listen to|check out|visit|order|book)"
-_RECOMMEND = re.compile(r"(?i)^(?:(?:if|for|when)\b[^,]*,\s*)?(?:honestly|just|definitely|seriously)?\s*"
-                        r"(?P<advice>" + _ADVICE_VERBS + r"\b.+)$")
-_SUGGEST = re.compile(r"(?i)^you\s+(?:should|could|might want to|have to|must)\s+(?P<advice>" + _ADVICE_VERBS + r"\b.+)$")
+_RECOMMEND = re.compile(
+    r"(?i)^(?:(?:if|for|when)\b[^,]*,\s*)?(?:honestly|just|definitely|seriously)?\s*"
+    r"(?P<advice>" + _ADVICE_VERBS + r"\b.+)$"
+)
+_SUGGEST = re.compile(
+    r"(?i)^you\s+(?:should|could|might want to|have to|must)\s+(?P<advice>" + _ADVICE_VERBS + r"\b.+)$"
+)
 _PLAN = re.compile(r"(?i)^(?:let's|let us|we(?:'ll| will| should| are going to|'re going to))\s+(?P<plan>.+)$")
 
 
 def _other_side(clause: str) -> str | None:
     """A recommendation to the user or a plan with them, said by the assistant, as a third-person fact."""
+
     def verb_first(text: str) -> str:  # "Read Circe" → "read Circe" (the clause goes mid-sentence)
         text = second_to_third(text)
         return text[:1].lower() + text[1:]
@@ -91,12 +110,14 @@ def _finish(text: str) -> str:
 
 # A standing request to the assistant ("Please don't suggest anything with meat or fish"): kept as a request the
 # user made, never as a fact about the user.
-_REQUEST = re.compile(r"(?i)^(?:please\s+)?(?:(?P<neg>don't|do not|never|please don't)\s+|(?P<always>always)\s+)"
-                      r"(?P<verb>[a-z]+)\b(?P<rest>.*)$")
+_REQUEST = re.compile(
+    r"(?i)^(?:please\s+)?(?:(?P<neg>don't|do not|never|please don't)\s+|(?P<always>always)\s+)"
+    r"(?P<verb>[a-z]+)\b(?P<rest>.*)$"
+)
 
 
 def request_of(clause: str) -> str | None:
-    """"Please don't suggest meat" → "The user asked the assistant not to suggest meat."; else None."""
+    """ "Please don't suggest meat" → "The user asked the assistant not to suggest meat."; else None."""
     m = _REQUEST.match(strip_discourse(clause).strip())
     if not m or m["verb"].lower() in ("know", "worry", "forget") or len(words(m["rest"])) < 1:
         return None
@@ -119,7 +140,7 @@ def facts_from_text(text: str, role: str = "user", other_side: bool = False) -> 
     kept = [s for s in sentences(text) if not is_question(s)]
     for sentence in resolve_pronouns(kept):
         for whole in split_clauses(sentence):
-            for clause in (_pieces(strip_discourse(whole)) if role == "user" else [whole]):
+            for clause in _pieces(strip_discourse(whole)) if role == "user" else [whole]:
                 clause = strip_discourse(clause)
                 if role == "user":
                     request = request_of(clause)
@@ -127,8 +148,9 @@ def facts_from_text(text: str, role: str = "user", other_side: bool = False) -> 
                         out.append(request)
                     elif _stated(clause):
                         out.append(_finish(to_third(clause)))
-                elif _ASSISTANT_SUBJECT.match(clause) and not re.search(r"\b(?:if|can|could|might|maybe|perhaps)\b",
-                                                                         clause):
+                elif _ASSISTANT_SUBJECT.match(clause) and not re.search(
+                    r"\b(?:if|can|could|might|maybe|perhaps)\b", clause
+                ):
                     out.append(_finish(second_to_third(clause)))
                 elif other_side and _other_side(clause):
                     out.append(_other_side(clause))
@@ -152,8 +174,11 @@ def facts_from_turns(turns: list[tuple[str, str]]) -> list[str]:
 
 # ------------------------------------------------------------------------------------------ clashes
 
-_MULTI = {stem(w) for w in "like love enjoy hate dislike adore prefer have own visit speak play want collect read "
-                           "watch listen know allergic afraid interested fond".split()}
+_MULTI = {
+    stem(w)
+    for w in "like love enjoy hate dislike adore prefer have own visit speak play want collect read "
+    "watch listen know allergic afraid interested fond".split()
+}
 _VERBS = r"(?:is|are|was|were|has|have|had|'s|[a-z]+(?:s|ed))"
 
 
@@ -166,15 +191,22 @@ def fact_parts(fact: str) -> tuple[tuple[str, ...], str, tuple[str, ...]]:
     if m:
         subject = tuple(content_stems(m.group(1))) or ("user",)
         return ("user",) + subject, "be", tuple(content_stems(m.group(3)))
-    m = re.match(r"(?i)the user(?: and their party)?\s+(?:(?:really|also|now|currently|still|usually|just)\s+)*"
-                 r"(\w+(?:'t)?)\s*(.*)$", text)
+    m = re.match(
+        r"(?i)the user(?: and their party)?\s+(?:(?:really|also|now|currently|still|usually|just)\s+)*"
+        r"(\w+(?:'t)?)\s*(.*)$",
+        text,
+    )
     if m:
         verb = stem(m.group(1))
         rest = m.group(2)
         if verb in ("be", "have"):
             obj = content_stems(rest)
-            if obj and re.match(r"(?i)(?:not\s+)?(?:an?\s+|the\s+)?\w+\s+(?:to|of|in|about|with)\b", rest) and verb == "be":
-                return ("user",), obj[0], tuple(obj[1:])   # "is allergic to X": the adjective is the relation
+            if (
+                obj
+                and re.match(r"(?i)(?:not\s+)?(?:an?\s+|the\s+)?\w+\s+(?:to|of|in|about|with)\b", rest)
+                and verb == "be"
+            ):
+                return ("user",), obj[0], tuple(obj[1:])  # "is allergic to X": the adjective is the relation
             return ("user",), verb, tuple(obj)
         return ("user",), verb, tuple(content_stems(rest))
     stems = content_stems(text)

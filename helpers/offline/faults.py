@@ -43,7 +43,7 @@ class FaultPlan:
     served: list[str] = field(default_factory=list)
 
     @classmethod
-    def parse(cls, spec: str | None, retry_after_ms: int = 20) -> "FaultPlan":
+    def parse(cls, spec: str | None, retry_after_ms: int = 20) -> FaultPlan:
         plan = cls(retry_after_ms=retry_after_ms)
         for item in (spec or "").replace(" ", "").split(","):
             if not item:

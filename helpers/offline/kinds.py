@@ -12,9 +12,9 @@ __all__ = ["is_kind_of", "is_specific", "other_member"]
 
 _CATEGORIES = {
     "music": "jazz rock pop classical hip-hop rap blues country folk metal punk techno opera reggae soul indie "
-             "electronic disco funk gospel",
+    "electronic disco funk gospel",
     "sport": "football soccer basketball tennis golf cricket rugby baseball hockey volleyball badminton squash "
-             "swimming running cycling climbing boxing skiing surfing",
+    "swimming running cycling climbing boxing skiing surfing",
     "instrument": "piano guitar violin cello drums flute trumpet saxophone bass ukulele harp clarinet viola banjo",
     "bird": "parrot budgie canary chicken hen duck owl cockatiel",
     "animal": "dog cat parrot rabbit hamster fish horse chicken hen goat guinea pig tortoise turtle snake lizard",
@@ -25,7 +25,7 @@ _CATEGORIES = {
     "diet": "vegan vegetarian keto paleo kosher halal pescatarian gluten-free",
     "drink": "coffee tea beer wine juice whisky whiskey gin vodka cocktail soda",
     "vegetable": "broccoli carrot pea spinach cabbage sprout onion mushroom celery eggplant aubergine kale "
-                 "cauliflower beetroot zucchini courgette potato mushroom tomato pepper",
+    "cauliflower beetroot zucchini courgette potato mushroom tomato pepper",
     "fruit": "apple banana orange mango strawberry grape pear peach cherry pineapple",
     "herb": "coriander cilantro basil parsley mint dill rosemary thyme oregano sage",
     "metal": "gold silver platinum copper steel titanium bronze",
@@ -79,5 +79,7 @@ def other_member(asked: str, said: set[str]) -> bool:
     if asked in said or any(related(asked, s) for s in said):
         return False  # the statement names the thing asked too ("starts ... and finishes": the start is there)
     kinds = _KIND_OF_THING.get(asked, set())
-    return any(kinds & _KIND_OF_THING.get(s, set()) and s != asked and not is_kind_of(asked, s)
-               and not related(asked, s) for s in said)  # 'flat' and 'apartment' are one thing
+    return any(
+        kinds & _KIND_OF_THING.get(s, set()) and s != asked and not is_kind_of(asked, s) and not related(asked, s)
+        for s in said
+    )  # 'flat' and 'apartment' are one thing

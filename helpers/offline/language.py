@@ -117,12 +117,20 @@ _GROUPS = [
 ]
 
 # Phrasal verbs and idioms of everyday English, read as the one word they mean.
-_PHRASES = [(re.compile(rf"(?i)\b{k}\b"), v) for k, v in {
-    r"turns? in|turned in|turning in": "bed", r"cut(?:s|ting)? (?:back|down)": "reduce",
-    r"steer(?:s|ing)? clear|keep(?:s|ing)? away|stay(?:s|ing)? away": "avoid",
-    r"stop(?:s|ped)? work(?:ing)?|give up work(?:ing)?": "retire", r"get(?:ting)? married|tie the knot": "marry",
-    r"on call": "on-call", r"(?:make|makes|earn|earns|do|does|did)?\s*for a living": "job", r"keep(?:s|ing)? (?:it |them )?out": "avoid", r"leave (?:it|them) out": "avoid",
-}.items()]
+_PHRASES = [
+    (re.compile(rf"(?i)\b{k}\b"), v)
+    for k, v in {
+        r"turns? in|turned in|turning in": "bed",
+        r"cut(?:s|ting)? (?:back|down)": "reduce",
+        r"steer(?:s|ing)? clear|keep(?:s|ing)? away|stay(?:s|ing)? away": "avoid",
+        r"stop(?:s|ped)? work(?:ing)?|give up work(?:ing)?": "retire",
+        r"get(?:ting)? married|tie the knot": "marry",
+        r"on call": "on-call",
+        r"(?:make|makes|earn|earns|do|does|did)?\s*for a living": "job",
+        r"keep(?:s|ing)? (?:it |them )?out": "avoid",
+        r"leave (?:it|them) out": "avoid",
+    }.items()
+]
 
 
 def phrasal(text: str) -> str:
@@ -131,17 +139,68 @@ def phrasal(text: str) -> str:
         text = rx.sub(word, text)
     return text
 
+
 _IRREGULAR = {
-    "lives": "live", "lived": "live", "living": "live", "went": "go", "gone": "go", "ate": "eat", "eaten": "eat",
-    "children": "child", "kids": "kid", "wives": "wife", "people": "person", "men": "man", "women": "woman",
-    "born": "born", "flew": "fly", "flown": "fly", "flies": "fly", "drove": "drive", "driven": "drive",
-    "spoke": "speak", "spoken": "speak", "met": "meet", "left": "leave", "paid": "pay", "bought": "buy",
-    "got": "get", "made": "make", "took": "take", "taken": "take", "has": "have", "had": "have", "is": "be",
-    "was": "be", "were": "be", "are": "be", "am": "be", "does": "do", "did": "do", "studies": "study",
-    "studied": "study", "allergies": "allergy", "favourite": "favorite", "colour": "color", "colours": "color",
-    "neighbour": "neighbor", "mum": "mom", "moved": "move", "moving": "move", "called": "call", "named": "name",
-    "worked": "work", "working": "work", "works": "work", "stays": "stay", "stayed": "stay", "staying": "stay",
-    "married": "marry", "booked": "book", "reserved": "reserve", "reservations": "reservation",
+    "lives": "live",
+    "lived": "live",
+    "living": "live",
+    "went": "go",
+    "gone": "go",
+    "ate": "eat",
+    "eaten": "eat",
+    "children": "child",
+    "kids": "kid",
+    "wives": "wife",
+    "people": "person",
+    "men": "man",
+    "women": "woman",
+    "born": "born",
+    "flew": "fly",
+    "flown": "fly",
+    "flies": "fly",
+    "drove": "drive",
+    "driven": "drive",
+    "spoke": "speak",
+    "spoken": "speak",
+    "met": "meet",
+    "left": "leave",
+    "paid": "pay",
+    "bought": "buy",
+    "got": "get",
+    "made": "make",
+    "took": "take",
+    "taken": "take",
+    "has": "have",
+    "had": "have",
+    "is": "be",
+    "was": "be",
+    "were": "be",
+    "are": "be",
+    "am": "be",
+    "does": "do",
+    "did": "do",
+    "studies": "study",
+    "studied": "study",
+    "allergies": "allergy",
+    "favourite": "favorite",
+    "colour": "color",
+    "colours": "color",
+    "neighbour": "neighbor",
+    "mum": "mom",
+    "moved": "move",
+    "moving": "move",
+    "called": "call",
+    "named": "name",
+    "worked": "work",
+    "working": "work",
+    "works": "work",
+    "stays": "stay",
+    "stayed": "stay",
+    "staying": "stay",
+    "married": "marry",
+    "booked": "book",
+    "reserved": "reserve",
+    "reservations": "reservation",
 }
 
 
@@ -181,16 +240,33 @@ for _group in _GROUPS:
 
 # Words for the same person, and words for a kind of person that a more specific word belongs to.
 _SAME_PERSON = [
-    "grandmother gran grandma granny nana", "grandfather grandpa granddad grandad gramps", "father dad daddy papa", "son boy", "daughter girl",
-    "mother mom mum mommy mummy mama", "child children kid kids", "friend pal buddy mate", "dog pup puppy doggy",
-    "cat kitten kitty", "boss manager supervisor", "colleague coworker co-worker", "partner spouse",
-    "grandparent grandparents", "parent parents", "sibling siblings", "neighbor neighbour",
+    "grandmother gran grandma granny nana",
+    "grandfather grandpa granddad grandad gramps",
+    "father dad daddy papa",
+    "son boy",
+    "daughter girl",
+    "mother mom mum mommy mummy mama",
+    "child children kid kids",
+    "friend pal buddy mate",
+    "dog pup puppy doggy",
+    "cat kitten kitty",
+    "boss manager supervisor",
+    "colleague coworker co-worker",
+    "partner spouse",
+    "grandparent grandparents",
+    "parent parents",
+    "sibling siblings",
+    "neighbor neighbour",
 ]
 _KINDS = {
-    "child": "son daughter baby toddler boy girl twin", "parent": "mother father mom dad mum",
-    "partner": "wife husband boyfriend girlfriend fiance fiancee", "sibling": "brother sister twin",
-    "grandparent": "grandmother grandfather grandma grandpa gran", "pet": "dog cat puppy kitten parrot bird rabbit hamster",
-    "family": "mother father sister brother son daughter wife husband parent child", "friend": "best",
+    "child": "son daughter baby toddler boy girl twin",
+    "parent": "mother father mom dad mum",
+    "partner": "wife husband boyfriend girlfriend fiance fiancee",
+    "sibling": "brother sister twin",
+    "grandparent": "grandmother grandfather grandma grandpa gran",
+    "pet": "dog cat puppy kitten parrot bird rabbit hamster",
+    "family": "mother father sister brother son daughter wife husband parent child",
+    "friend": "best",
 }
 _PERSON_ID: dict[str, str] = {}
 for _group in _SAME_PERSON:
@@ -224,8 +300,11 @@ def sentences(text: str) -> list[str]:
     """Split text into sentences (and lines); keeps the end punctuation."""
     out: list[str] = []
     for line in text.replace("’", "'").splitlines():
-        for piece in re.split(r"(?<!\bSt\.)(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMt\.)(?<!\bCo\.)(?<!\bMrs\.)"
-                              r"(?<!\bJr\.)(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])", line.strip()):
+        for piece in re.split(
+            r"(?<!\bSt\.)(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMt\.)(?<!\bCo\.)(?<!\bMrs\.)"
+            r"(?<!\bJr\.)(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])",
+            line.strip(),
+        ):
             piece = piece.strip()
             if piece:
                 out.append(piece)
@@ -257,14 +336,24 @@ def _content_stems(text: str) -> tuple[str, ...]:
 
 _MONTHS = "january february march april may june july august september october november december jan feb mar apr jun jul aug sep sept oct nov dec"
 _DAYS = "monday tuesday wednesday thursday friday saturday sunday weekend weekday"
-TIME_WORDS = _TIME_WORDS = frozenset((_MONTHS + " " + _DAYS + " tomorrow tonight today yesterday morning afternoon evening night noon "
-                         "midnight o'clock am pm week weekend month year spring summer autumn fall winter christmas birthday "
-                         "dawn dusk sunrise sunset").split())
-_NUMBER_WORDS = frozenset("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-                          "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety "
-                          "hundred thousand million dozen half couple few several".split())
-_DATED = frozenset("day eve easter christmas hanukkah diwali ramadan thanksgiving halloween new-year".split())  # "Valentine's Day"
-_ORDINALS = frozenset("first second third fourth fifth sixth seventh eighth ninth tenth".split())  # which year, not how many
+TIME_WORDS = _TIME_WORDS = frozenset(
+    (
+        _MONTHS + " " + _DAYS + " tomorrow tonight today yesterday morning afternoon evening night noon "
+        "midnight o'clock am pm week weekend month year spring summer autumn fall winter christmas birthday "
+        "dawn dusk sunrise sunset"
+    ).split()
+)
+_NUMBER_WORDS = frozenset(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+    "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety "
+    "hundred thousand million dozen half couple few several".split()
+)
+_DATED = frozenset(
+    "day eve easter christmas hanukkah diwali ramadan thanksgiving halloween new-year".split()
+)  # "Valentine's Day"
+_ORDINALS = frozenset(
+    "first second third fourth fifth sixth seventh eighth ninth tenth".split()
+)  # which year, not how many
 _PLACE_PREP = re.compile(r"\b(?:in|at|near|to|from|on|by|outside|inside|downtown|abroad|overseas)\b", re.I)
 
 
@@ -281,8 +370,9 @@ def proper_names(text: str) -> list[str]:
 
 PERSON_STEMS = frozenset(stem(p) for p in PERSON_NOUNS)  # stems of the words that name people ("sister", "mom")
 # a time after a preposition ("in March", "on Friday"): a when, not a where
-_AT_A_TIME = re.compile(r"(?i)\b(?:in|on|at|by|from|to)\s+(?:the\s+)?(?:"
-                        + "|".join(sorted(_TIME_WORDS, key=len, reverse=True)) + r")\b")
+_AT_A_TIME = re.compile(
+    r"(?i)\b(?:in|on|at|by|from|to)\s+(?:the\s+)?(?:" + "|".join(sorted(_TIME_WORDS, key=len, reverse=True)) + r")\b"
+)
 
 
 def has_answer_type(kind: str, text: str, exclude: set[str]) -> bool:
@@ -290,19 +380,28 @@ def has_answer_type(kind: str, text: str, exclude: set[str]) -> bool:
     toks = [w for w in words(text) if stem(w) not in exclude]
     lower = [w.lower() for w in toks]
     if kind == "time":
-        return any(any(ch.isdigit() for ch in w) or w in _TIME_WORDS or w in _ORDINALS or w in _DATED
-                   or any(p in _NUMBER_WORDS for p in w.split("-"))
-                   for w in lower)
+        return any(
+            any(ch.isdigit() for ch in w)
+            or w in _TIME_WORDS
+            or w in _ORDINALS
+            or w in _DATED
+            or any(p in _NUMBER_WORDS for p in w.split("-"))
+            for w in lower
+        )
     if kind == "number":
         return any(any(ch.isdigit() for ch in w) or any(p in _NUMBER_WORDS for p in w.split("-")) for w in lower)
     if kind == "name":
         places = {m.group(1) for m in re.finditer(r"\b(?:in|at|from|to|near)\s+([A-Z][\w'-]*)", text)}
-        return any(w[:1].isupper() and w.lower() not in _TIME_WORDS and w not in places
-                   and stem(w) not in PERSON_STEMS for i, w in enumerate(toks)
-                   if i > 0 and w not in ("I", "I'm"))  # "in March", "in Kraków", "Dad's" name nobody asked for
+        return any(
+            w[:1].isupper() and w.lower() not in _TIME_WORDS and w not in places and stem(w) not in PERSON_STEMS
+            for i, w in enumerate(toks)
+            if i > 0 and w not in ("I", "I'm")
+        )  # "in March", "in Kraków", "Dad's" name nobody asked for
     if kind == "person":
-        return any((w[:1].isupper() and i > 0 and w not in ("I", "I'm")) or lw in PERSON_NOUNS
-                   for i, (w, lw) in enumerate(zip(toks, lower)))
+        return any(
+            (w[:1].isupper() and i > 0 and w not in ("I", "I'm")) or lw in PERSON_NOUNS
+            for i, (w, lw) in enumerate(zip(toks, lower))
+        )
     if kind == "place":
         names = [n for n in proper_names(text) if n.lower() not in _TIME_WORDS]
         return bool(_PLACE_PREP.search(_AT_A_TIME.sub("", text))) or any(stem(n) not in exclude for n in names)

@@ -24,9 +24,11 @@ from helpers.offline.language import stem
 __all__ = ["senses", "synonymous", "is_a", "siblings", "opposite", "known", "DATA"]
 
 DATA = Path(__file__).resolve().parent / "data" / "wordnet.json.gz"
-GENERAL_DEPTH = 4    # kinds this close to the root ("entity", "object", "abstraction", "person") are not a kind asked for
-MAX_IS_A = 8         # hypernym steps followed from a word to a kind it belongs to
-SIBLING_STEPS = 2    # two words are siblings when they meet this many steps up (niece → kinswoman → relative ← kinsman ← nephew)
+GENERAL_DEPTH = 4  # kinds this close to the root ("entity", "object", "abstraction", "person") are not a kind asked for
+MAX_IS_A = 8  # hypernym steps followed from a word to a kind it belongs to
+SIBLING_STEPS = (
+    2  # two words are siblings when they meet this many steps up (niece → kinswoman → relative ← kinsman ← nephew)
+)
 
 
 @functools.lru_cache(maxsize=1)
@@ -54,12 +56,15 @@ def _senses(w: str, pos: str | None) -> tuple[str, ...]:
     found = list(lex["lemmas"].get(w, ()))
     if not found:
         for end, base in _NOUN_ENDINGS:
-            if w.endswith(end) and w[:len(w) - len(end)] + base in lex["lemmas"]:
-                found = list(lex["lemmas"][w[:len(w) - len(end)] + base])
+            if w.endswith(end) and w[: len(w) - len(end)] + base in lex["lemmas"]:
+                found = list(lex["lemmas"][w[: len(w) - len(end)] + base])
                 break
     if not found:
-        found = list(lex["lemmas"].get(stem(w), ())) or list(lex["by_stem"].get(w, ())) or \
-            list(lex["by_stem"].get(stem(w), ()))
+        found = (
+            list(lex["lemmas"].get(stem(w), ()))
+            or list(lex["by_stem"].get(w, ()))
+            or list(lex["by_stem"].get(stem(w), ()))
+        )
     return tuple(s for s in found if pos is None or s[0] == pos)
 
 
@@ -97,7 +102,7 @@ def synonymous(a: str, b: str, first: int = 4, first_b: int | None = None) -> bo
     """One of the first senses of `a` is one of the first senses of `b` (the words name the same concept)."""
     if a.lower() == b.lower():
         return True
-    return bool(set(senses(a)[:first]) & set(senses(b)[:first if first_b is None else first_b]))
+    return bool(set(senses(a)[:first]) & set(senses(b)[: first if first_b is None else first_b]))
 
 
 @functools.lru_cache(maxsize=200000)
@@ -129,8 +134,11 @@ def opposite(a: str, b: str) -> bool:
     """WordNet lists the words as antonyms ("new" / "old", "early" / "late")."""
     ants = _lexicon()["antonyms"]
     la, lb = a.lower(), b.lower()
-    return lb in ants.get(la, ()) or la in ants.get(lb, ()) or \
-        any(x in ants.get(y, ()) for y in _forms(la) for x in _forms(lb))
+    return (
+        lb in ants.get(la, ())
+        or la in ants.get(lb, ())
+        or any(x in ants.get(y, ()) for y in _forms(la) for x in _forms(lb))
+    )
 
 
 @functools.lru_cache(maxsize=200000)
@@ -138,4 +146,6 @@ def _forms(word: str) -> set[str]:
     """The lemmas a reader's stem or an inflected word stands for."""
     lex = _lexicon()
     out = {word} if word in lex["lemmas"] else set()
-    return out | {lemma for sid in lex["by_stem"].get(word, ()) for lemma in lex["words"].get(sid, ()) if stem(lemma) == word}
+    return out | {
+        lemma for sid in lex["by_stem"].get(word, ()) for lemma in lex["words"].get(sid, ()) if stem(lemma) == word
+    }

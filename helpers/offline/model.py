@@ -12,15 +12,15 @@ import hashlib
 import json
 import threading
 from collections import Counter
-from typing import Callable
+from collections.abc import Callable
 
 import httpx2
 
-from helpers.offline.cache import PromptCache, check_breakpoints, request_positions
-from helpers.offline.reply import chat_reply
-from helpers.offline.faults import FAULTS, FaultPlan, OfflineAPIError
-from helpers.offline.tasks import TASKS, extract, reconcile, summarise
 from helpers.offline.bpe import content_text, count_text_tokens, request_tokens, system_text, truncate_to_tokens
+from helpers.offline.cache import PromptCache, check_breakpoints, request_positions
+from helpers.offline.faults import FAULTS, FaultPlan, OfflineAPIError
+from helpers.offline.reply import chat_reply
+from helpers.offline.tasks import TASKS, extract, reconcile, summarise
 
 __all__ = ["OfflineModel", "OfflineTransport", "Request", "MODEL_LABEL", "PADDING", "pad_reply"]
 
@@ -29,18 +29,26 @@ MODEL_LABEL = "offline deterministic model"
 # Neutral talk a padded chat reply ends with (OfflineModel(reply_tokens=...)): no names, numbers, places, nothing
 # about the user, no advice or plan the fact rules would read as a fact; it only makes the reply as long as a
 # real model's, so cost figures are not several times too low.
-PADDING = ("Plans like this tend to work best with some slack in the day. Travel times in a big city are hard to "
-           "predict, and a relaxed pace leaves more room for the unexpected. A short list of options, decided on "
-           "the spot by weather, energy and mood, usually beats a fixed schedule. Small detours are part of the fun, "
-           "and many of the best moments on a trip are the ones nobody planned. Comfortable shoes, water and a "
-           "little patience go a long way. ")
+PADDING = (
+    "Plans like this tend to work best with some slack in the day. Travel times in a big city are hard to "
+    "predict, and a relaxed pace leaves more room for the unexpected. A short list of options, decided on "
+    "the spot by weather, energy and mood, usually beats a fixed schedule. Small detours are part of the fun, "
+    "and many of the best moments on a trip are the ones nobody planned. Comfortable shoes, water and a "
+    "little patience go a long way. "
+)
 
 
 class Request:
     """A parsed Messages API request, as the offline model reads it."""
 
-    def __init__(self, system: str, messages: list[dict], max_tokens: int, tools: list[dict] | None = None,
-                 tool_choice: dict | None = None):
+    def __init__(
+        self,
+        system: str,
+        messages: list[dict],
+        max_tokens: int,
+        tools: list[dict] | None = None,
+        tool_choice: dict | None = None,
+    ):
         self.system, self.messages, self.max_tokens = system, messages, max_tokens
         self.tools, self.tool_choice = tools or [], tool_choice
 
@@ -81,7 +89,7 @@ def _check_tools(body: dict) -> None:
             raise _bad(f"tools.{i}.name: Field required")
         schema = tool.get("input_schema")
         if not isinstance(schema, dict) or schema.get("type") != "object":
-            raise _bad(f"tools.{i}.input_schema: must be a JSON schema with \"type\": \"object\"")
+            raise _bad(f'tools.{i}.input_schema: must be a JSON schema with "type": "object"')
         names.append(tool["name"])
     choice = body.get("tool_choice")
     if choice is not None:
@@ -94,8 +102,13 @@ def _check_tools(body: dict) -> None:
 class OfflineModel:
     """The offline model itself: validates a request, counts its tokens and answers it (or raises)."""
 
-    def __init__(self, context_window: int = 200_000, model_label: str = MODEL_LABEL,
-                 clock: Callable[[], float] | None = None, reply_tokens: int | None = None):
+    def __init__(
+        self,
+        context_window: int = 200_000,
+        model_label: str = MODEL_LABEL,
+        clock: Callable[[], float] | None = None,
+        reply_tokens: int | None = None,
+    ):
         self.context_window = context_window
         self.model_label = model_label
         self.cache = PromptCache(clock)  # shared by every request to this model
@@ -124,40 +137,67 @@ class OfflineModel:
         if not isinstance(messages, list) or not messages:
             raise OfflineAPIError(400, "invalid_request_error", "messages: at least one message is required")
         if messages[0].get("role") != "user":
-            raise OfflineAPIError(400, "invalid_request_error", "messages: first message must use the \"user\" role")
+            raise OfflineAPIError(400, "invalid_request_error", 'messages: first message must use the "user" role')
         previous: dict | None = None
         for i, m in enumerate(messages):
             role, content = m.get("role"), m.get("content")
             if role not in ("user", "assistant"):
-                raise OfflineAPIError(400, "invalid_request_error", f"messages.{i}.role: Input should be 'user' or 'assistant'")
+                raise OfflineAPIError(
+                    400, "invalid_request_error", f"messages.{i}.role: Input should be 'user' or 'assistant'"
+                )
             if isinstance(content, str):
                 if not content.strip():
-                    raise OfflineAPIError(400, "invalid_request_error",
-                                          f"messages.{i}: text content blocks must contain non-whitespace text")
+                    raise OfflineAPIError(
+                        400,
+                        "invalid_request_error",
+                        f"messages.{i}: text content blocks must contain non-whitespace text",
+                    )
             elif isinstance(content, list) and content:
                 for j, block in enumerate(content):
                     kind = block.get("type") if isinstance(block, dict) else None
                     if kind == "text" and not str(block.get("text", "")).strip():
-                        raise OfflineAPIError(400, "invalid_request_error",
-                                              f"messages.{i}.content.{j}: text content blocks must contain non-whitespace text")
+                        raise OfflineAPIError(
+                            400,
+                            "invalid_request_error",
+                            f"messages.{i}.content.{j}: text content blocks must contain non-whitespace text",
+                        )
                     if kind == "tool_result":
                         wanted = block.get("tool_use_id")
                         have = set()
-                        if previous and previous.get("role") == "assistant" and isinstance(previous.get("content"), list):
-                            have = {b.get("id") for b in previous["content"] if isinstance(b, dict) and b.get("type") == "tool_use"}
+                        if (
+                            previous
+                            and previous.get("role") == "assistant"
+                            and isinstance(previous.get("content"), list)
+                        ):
+                            have = {
+                                b.get("id")
+                                for b in previous["content"]
+                                if isinstance(b, dict) and b.get("type") == "tool_use"
+                            }
                         if wanted not in have:
                             raise OfflineAPIError(
-                                400, "invalid_request_error",
+                                400,
+                                "invalid_request_error",
                                 f"messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` blocks: {wanted}. "
-                                "Each `tool_result` block must have a corresponding `tool_use` block in the previous message.")
+                                "Each `tool_result` block must have a corresponding `tool_use` block in the previous message.",
+                            )
                     if kind not in ("text", "tool_use", "tool_result", "image"):
-                        raise OfflineAPIError(400, "invalid_request_error", f"messages.{i}.content.{j}.type: unknown block type {kind!r}")
+                        raise OfflineAPIError(
+                            400, "invalid_request_error", f"messages.{i}.content.{j}.type: unknown block type {kind!r}"
+                        )
             else:
-                raise OfflineAPIError(400, "invalid_request_error", f"messages.{i}.content: must be a non-empty string or list of blocks")
+                raise OfflineAPIError(
+                    400, "invalid_request_error", f"messages.{i}.content: must be a non-empty string or list of blocks"
+                )
             previous = m
         _check_tools(body)
-        return Request(system_text(body.get("system")), messages, int(body.get("max_tokens") or 0),
-                       body.get("tools"), body.get("tool_choice"))
+        return Request(
+            system_text(body.get("system")),
+            messages,
+            int(body.get("max_tokens") or 0),
+            body.get("tools"),
+            body.get("tool_choice"),
+        )
 
     def count_tokens(self, body: dict) -> int:
         """`POST /v1/messages/count_tokens`: the request's input tokens (caching plays no part)."""
@@ -174,8 +214,9 @@ class OfflineModel:
             data = extract(req.last_user_text) if kind == "extract" else reconcile(req.last_user_text)
             if req.forced_tool:
                 digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:20]
-                return [{"type": "tool_use", "id": f"toolu_offline_{digest}", "name": req.forced_tool,
-                         "input": data}], "tool_use"
+                return [
+                    {"type": "tool_use", "id": f"toolu_offline_{digest}", "name": req.forced_tool, "input": data}
+                ], "tool_use"
             text = json.dumps(data)
         else:
             text = chat_reply(req.system, req.turns)
@@ -193,8 +234,11 @@ class OfflineModel:
         cached = bool(check_breakpoints(body))
         input_tokens = request_tokens(body)
         if input_tokens > self.context_window:
-            raise OfflineAPIError(400, "invalid_request_error",
-                                  f"prompt is too long: {input_tokens} tokens > {self.context_window} maximum")
+            raise OfflineAPIError(
+                400,
+                "invalid_request_error",
+                f"prompt is too long: {input_tokens} tokens > {self.context_window} maximum",
+            )
         usage = {"input_tokens": input_tokens, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
         if cached:
             usage.update(self.cache.apply(body, request_positions(body), input_tokens))
@@ -202,7 +246,9 @@ class OfflineModel:
         with self._lock:
             self._counter += 1
             n = self._counter
-        digest = hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass")).hexdigest()
+        digest = hashlib.sha256(
+            json.dumps(body, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass")
+        ).hexdigest()
         return {
             "id": f"msg_offline_{digest[:16]}_{n}",
             "type": "message",
@@ -218,8 +264,9 @@ class OfflineModel:
 class OfflineTransport(httpx2.BaseTransport):
     """An httpx2 transport that answers Messages API requests with an `OfflineModel`."""
 
-    def __init__(self, model: OfflineModel | None = None, faults: FaultPlan | str | None = None,
-                 usage: Counter | None = None):
+    def __init__(
+        self, model: OfflineModel | None = None, faults: FaultPlan | str | None = None, usage: Counter | None = None
+    ):
         self.model = model or OfflineModel()
         self.faults = faults if isinstance(faults, FaultPlan) else FaultPlan.parse(faults)
         self.requests: list[tuple[str, dict]] = []  # (path, body) of every request seen, for tests

@@ -11,19 +11,84 @@ import re
 
 from helpers.offline.language import PERSON_NOUNS
 
-__all__ = ["to_second", "to_third", "third_to_second", "second_to_third", "resolve_pronouns", "strip_discourse",
-           "first_person", "mentions"]
+__all__ = [
+    "to_second",
+    "to_third",
+    "third_to_second",
+    "second_to_third",
+    "resolve_pronouns",
+    "strip_discourse",
+    "first_person",
+    "mentions",
+]
 
-_ADVERBS = ("really", "also", "usually", "always", "never", "just", "still", "now", "currently", "actually", "only",
-            "often", "sometimes", "recently", "mostly", "definitely", "absolutely", "generally", "totally", "even",
-            "already", "truly", "normally", "typically", "finally")
-_MODALS = {"can", "can't", "cannot", "could", "couldn't", "will", "won't", "would", "wouldn't", "should", "shouldn't",
-           "must", "might", "may", "shall", "'ll", "'d", "need", "used"}
-_PAST = set("was were went got had made took came saw ate drank flew drove met left paid bought thought told said "
-            "grew knew wrote sold spent found gave began became broke chose fell felt forgot heard hurt kept lost "
-            "meant put read ran rode sat slept spoke stood swam taught threw understood woke won wore".split())
-_THIRD = {"am": "is", "'m": "is", "have": "has", "'ve": "has", "do": "does", "don't": "doesn't", "go": "goes",
-          "was": "was", "were": "was", "haven't": "hasn't", "aren't": "isn't", "are": "is"}
+_ADVERBS = (
+    "really",
+    "also",
+    "usually",
+    "always",
+    "never",
+    "just",
+    "still",
+    "now",
+    "currently",
+    "actually",
+    "only",
+    "often",
+    "sometimes",
+    "recently",
+    "mostly",
+    "definitely",
+    "absolutely",
+    "generally",
+    "totally",
+    "even",
+    "already",
+    "truly",
+    "normally",
+    "typically",
+    "finally",
+)
+_MODALS = {
+    "can",
+    "can't",
+    "cannot",
+    "could",
+    "couldn't",
+    "will",
+    "won't",
+    "would",
+    "wouldn't",
+    "should",
+    "shouldn't",
+    "must",
+    "might",
+    "may",
+    "shall",
+    "'ll",
+    "'d",
+    "need",
+    "used",
+}
+_PAST = set(
+    "was were went got had made took came saw ate drank flew drove met left paid bought thought told said "
+    "grew knew wrote sold spent found gave began became broke chose fell felt forgot heard hurt kept lost "
+    "meant put read ran rode sat slept spoke stood swam taught threw understood woke won wore".split()
+)
+_THIRD = {
+    "am": "is",
+    "'m": "is",
+    "have": "has",
+    "'ve": "has",
+    "do": "does",
+    "don't": "doesn't",
+    "go": "goes",
+    "was": "was",
+    "were": "was",
+    "haven't": "hasn't",
+    "aren't": "isn't",
+    "are": "is",
+}
 
 
 def _conjugate(verb: str) -> str:
@@ -41,8 +106,16 @@ def _conjugate(verb: str) -> str:
 
 def _unconjugate(verb: str) -> str:
     lower = verb.lower()
-    back = {"is": "are", "has": "have", "does": "do", "doesn't": "don't", "goes": "go", "was": "were",
-            "hasn't": "haven't", "isn't": "aren't"}
+    back = {
+        "is": "are",
+        "has": "have",
+        "does": "do",
+        "doesn't": "don't",
+        "goes": "go",
+        "was": "were",
+        "hasn't": "haven't",
+        "isn't": "aren't",
+    }
     if lower in back:
         return back[lower]
     if lower.endswith("ies") and len(lower) > 4:
@@ -59,11 +132,27 @@ def _cap(text: str) -> str:
 
 
 _SECOND = [
-    (r"\bI am\b", "you are"), (r"\bI'm\b", "you're"), (r"\bI was\b", "you were"), (r"\bI've\b", "you've"),
-    (r"\bI'd\b", "you'd"), (r"\bI'll\b", "you'll"), (r"\bI\b", "you"), (r"\bme\b", "you"), (r"\bmy\b", "your"),
-    (r"\bmine\b", "yours"), (r"\bmyself\b", "yourself"), (r"\bwe're\b", "you're"), (r"\bwe are\b", "you are"),
-    (r"\bwe were\b", "you were"), (r"\bwe've\b", "you've"), (r"\bwe'll\b", "you'll"), (r"\bwe\b", "you"),
-    (r"\bour\b", "your"), (r"\bours\b", "yours"), (r"\bus\b", "you"), (r"\bourselves\b", "yourselves"),
+    (r"\bI am\b", "you are"),
+    (r"\bI'm\b", "you're"),
+    (r"\bI was\b", "you were"),
+    (r"\bI've\b", "you've"),
+    (r"\bI'd\b", "you'd"),
+    (r"\bI'll\b", "you'll"),
+    (r"\bI\b", "you"),
+    (r"\bme\b", "you"),
+    (r"\bmy\b", "your"),
+    (r"\bmine\b", "yours"),
+    (r"\bmyself\b", "yourself"),
+    (r"\bwe're\b", "you're"),
+    (r"\bwe are\b", "you are"),
+    (r"\bwe were\b", "you were"),
+    (r"\bwe've\b", "you've"),
+    (r"\bwe'll\b", "you'll"),
+    (r"\bwe\b", "you"),
+    (r"\bour\b", "your"),
+    (r"\bours\b", "yours"),
+    (r"\bus\b", "you"),
+    (r"\bourselves\b", "yourselves"),
 ]
 _SECOND_RX = [(re.compile(p, re.I), r) for p, r in _SECOND]
 _DISCOURSE = re.compile(
@@ -73,7 +162,8 @@ _DISCOURSE = re.compile(
     r"as i said|like i said|remember(?: that)?|"
     r"i forgot to mention|i should mention|i should say|i should tell you|i want you to know|"
     r"you should know|note that|just to let you know|i wanted to say|i wanted to tell you)\s*[,:;!-]*\s+)+",
-    re.I)
+    re.I,
+)
 
 
 def strip_discourse(text: str) -> str:
@@ -122,11 +212,15 @@ def to_third(text: str) -> str:
 
 
 def third_to_second(text: str) -> str:
-    """"The user's sister lives in X" / "The user lives in X" → "your sister lives in X" / "you live in X"."""
+    """ "The user's sister lives in X" / "The user lives in X" → "your sister lives in X" / "you live in X"."""
     out = re.sub(r"\bthe user's\b", "your", text, flags=re.I)
     adv = r"(\s+(?:(?:" + "|".join(_ADVERBS) + r")\s+)*)"
-    out = re.sub(r"\bthe user(?: and their party)?" + adv + r"(\w+(?:'t)?)\b",
-                 lambda m: f"you{m.group(1)}{_unconjugate(m.group(2))}", out, flags=re.I)
+    out = re.sub(
+        r"\bthe user(?: and their party)?" + adv + r"(\w+(?:'t)?)\b",
+        lambda m: f"you{m.group(1)}{_unconjugate(m.group(2))}",
+        out,
+        flags=re.I,
+    )
     out = re.sub(r"\bthe user\b", "you", out, flags=re.I)
     out = re.sub(r"\bthemselves\b", "yourself", out)
     return out
@@ -139,8 +233,12 @@ def second_to_third(text: str) -> str:
     out = re.sub(r"\byou'll\b", "you will", out, flags=re.I)
     out = re.sub(r"\byou'd\b", "you would", out, flags=re.I)
     out = re.sub(r"\byour\b", "the user's", out, flags=re.I)
-    out = re.sub(r"\byou(\s+(?:(?:" + "|".join(_ADVERBS) + r")\s+)*)(\w+(?:'t)?)\b",
-                 lambda m: f"the user{m.group(1)}{_conjugate(m.group(2))}", out, flags=re.I)
+    out = re.sub(
+        r"\byou(\s+(?:(?:" + "|".join(_ADVERBS) + r")\s+)*)(\w+(?:'t)?)\b",
+        lambda m: f"the user{m.group(1)}{_conjugate(m.group(2))}",
+        out,
+        flags=re.I,
+    )
     out = re.sub(r"\byou\b", "the user", out, flags=re.I)
     return _cap(out)
 
@@ -150,8 +248,11 @@ def first_person(text: str) -> bool:
     return bool(re.search(r"\b(?:I|I'm|I've|I'd|I'll|my|me|mine|we|we're|our|us)\b", text.replace("’", "'"), re.I))
 
 
-_NAMED = re.compile(r"\b(?i:my|our|the user's|your)\s+((?i:[a-z-]+\s+)?)((?i:" + "|".join(sorted(PERSON_NOUNS, key=len, reverse=True))
-                    + r"))\b(?:'s)?(?:,?\s+([A-Z][a-z]+(?:\s+[A-Z][a-z]+)?))?")
+_NAMED = re.compile(
+    r"\b(?i:my|our|the user's|your)\s+((?i:[a-z-]+\s+)?)((?i:"
+    + "|".join(sorted(PERSON_NOUNS, key=len, reverse=True))
+    + r"))\b(?:'s)?(?:,?\s+([A-Z][a-z]+(?:\s+[A-Z][a-z]+)?))?"
+)
 
 
 def mentions(text: str) -> list[tuple[str, str | None]]:
@@ -169,9 +270,12 @@ _PRONOUN = re.compile(r"\b(she|he|her|his|him)\b", re.I)
 
 
 # words that follow "her" as an object ("visit her next month"), not as a possessive ("her birthday")
-_AFTER_AN_OBJECT = re.compile(r"(?:and|or|but|so|if|when|while|because|to|at|in|on|a|an|the|for|with|about|up|out|"
-                              r"from|by|again|soon|later|too|next|last|this|that|every|once|twice|back|over|off|"
-                              r"tomorrow|tonight|today|yesterday|before|after|around|there|here)\b", re.I)
+_AFTER_AN_OBJECT = re.compile(
+    r"(?:and|or|but|so|if|when|while|because|to|at|in|on|a|an|the|for|with|about|up|out|"
+    r"from|by|again|soon|later|too|next|last|this|that|every|once|twice|back|over|off|"
+    r"tomorrow|tonight|today|yesterday|before|after|around|there|here)\b",
+    re.I,
+)
 
 
 def resolve_pronouns(sentences_in_order: list[str]) -> list[str]:
@@ -182,16 +286,17 @@ def resolve_pronouns(sentences_in_order: list[str]) -> list[str]:
         resolved = []
         pos = 0
         for m in _PRONOUN.finditer(sentence):
-            before = sentence[:m.start()]
+            before = sentence[: m.start()]
             found = _last_mention(before) or last
-            resolved.append(sentence[pos:m.start()])
+            resolved.append(sentence[pos : m.start()])
             if found is None:
                 resolved.append(m.group(0))
             else:
                 word = m.group(1).lower()
-                after = sentence[m.end():].lstrip()
-                possessive = word == "his" or (word == "her" and re.match(r"[a-z]", after) is not None
-                                              and not _AFTER_AN_OBJECT.match(after))
+                after = sentence[m.end() :].lstrip()
+                possessive = word == "his" or (
+                    word == "her" and re.match(r"[a-z]", after) is not None and not _AFTER_AN_OBJECT.match(after)
+                )
                 resolved.append(found + "'s" if possessive else found)
             pos = m.end()
         resolved.append(sentence[pos:])

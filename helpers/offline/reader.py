@@ -13,13 +13,22 @@
 
 from __future__ import annotations
 
+from helpers.offline.answer import cosine, rank
 from helpers.offline.person import strip_discourse, third_to_second, to_second
 from helpers.offline.question import Question, is_question, read_question, split_clauses
-from helpers.offline.answer import cosine, rank
 from helpers.offline.statements import Statement, statements_of
 
-__all__ = ["Statement", "Question", "statements_of", "read_question", "answer", "is_question", "split_clauses",
-           "render_second", "cosine"]
+__all__ = [
+    "Statement",
+    "Question",
+    "statements_of",
+    "read_question",
+    "answer",
+    "is_question",
+    "split_clauses",
+    "render_second",
+    "cosine",
+]
 
 
 def render_second(st: Statement) -> str:
@@ -42,8 +51,11 @@ def answer(question: Question, statements: list[Statement]) -> Statement | None:
         return None
     best = ranked[0].rank
     top = ranked[0]
-    near = [s for s in ranked if s.coverage >= 0.75 * top.coverage and s.rank >= best - 0.5
-            and s.statement.about == top.statement.about]
+    near = [
+        s
+        for s in ranked
+        if s.coverage >= 0.75 * top.coverage and s.rank >= best - 0.5 and s.statement.about == top.statement.about
+    ]
     chosen = max(near, key=lambda s: (s.statement.order, s.coverage))
     # a clause and the whole sentence it came from: say the shorter one when it covers as much
     same = [s for s in ranked if s.coverage >= chosen.coverage and s.statement.text in chosen.statement.text]

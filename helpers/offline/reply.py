@@ -23,7 +23,9 @@ _TOPIC_STOP = set(
     "please tell give some any more most very just also really there here than too much many few one two "
     "get got like want need know think let lets let's ok okay hi hello hey thanks thank today tomorrow "
     "going go good great nice new best way things thing something anything near around into over "
-    "recommend suggest suggestions ideas idea any".split())
+    "recommend suggest suggestions ideas idea any".split()
+)
+
 
 def stable_choice(seed: str, options: list[str]) -> str:
     """A deterministic pick from `options` by a hash of `seed`."""
@@ -62,8 +64,11 @@ def stand_in_note(system: str) -> str:
     return f"{who}: I only know what this conversation and its memories hold, not {world}."
 
 
-_ABOUT_THE_CONVERSATION = re.compile(r"\b(?:i|me|my|mine|we|us|our|ours|i'm|i've|we're|we've)\b|"
-                                     r"\b(?!(?:what|where|who|when|how|why|which|that|it|there|here|let)'s)\w+'s\b", re.I)
+_ABOUT_THE_CONVERSATION = re.compile(
+    r"\b(?:i|me|my|mine|we|us|our|ours|i'm|i've|we're|we've)\b|"
+    r"\b(?!(?:what|where|who|when|how|why|which|that|it|there|here|let)'s)\w+'s\b",
+    re.I,
+)
 
 
 def _about_the_conversation(q, pool: list) -> bool:
@@ -110,7 +115,7 @@ def _answer_question(system: str, question: str, pool: list) -> str:
     for part, (reply, ok) in zip(parts, replies):
         if not ok:
             asked = to_second(part.rstrip("?"))
-            reply = f'As for "{asked[:1].lower()}{asked[1:]}?": I don\'t know, you haven\'t told me.'
+            reply = f"As for \"{asked[:1].lower()}{asked[1:]}?\": I don't know, you haven't told me."
         if reply not in out:
             out.append(reply)
     return " ".join(out)

@@ -17,12 +17,13 @@ from helpers.offline.question import is_question, split_clauses
 
 __all__ = ["Statement", "statements_of"]
 
+
 @dataclass
 class Statement:
     """One declarative sentence or clause from the request: its text, whose words (first/third person), its order."""
 
     text: str
-    person: str          # "first": the user's own words; "third": about the user ("The user's ..."); "second": the assistant's
+    person: str  # "first": the user's own words; "third": about the user ("The user's ..."); "second": the assistant's
     order: int
     stems: frozenset[str] = field(default_factory=frozenset)
     about: str = "user"  # "user", or the stem of the person/thing it is about ("sister", "priya")
@@ -31,6 +32,8 @@ class Statement:
 
 _TAGGED = re.compile(r"<(conversation_summary|remembered_memories)>(.*?)</\1>", re.S)
 _DATE = re.compile(r"^\s*\[[^\]]*\]\s*(?:\([^)]*\)\s*)?")
+
+
 def _about(text: str, person: str) -> str:
     lead = strip_discourse(text)
     owner = r"(?:my|our)" if person == "first" else (r"(?:the user's|user's)" if person == "third" else r"your")
@@ -39,15 +42,25 @@ def _about(text: str, person: str) -> str:
         phrase = m.group(1).replace(",", " ").split()
         for i, w in enumerate(phrase):
             nxt = phrase[i + 1] if i + 1 < len(phrase) else ""
-            if stem(w) in PERSON_STEMS and (not nxt or w.endswith(("'s", "s'")) or nxt[:1].isupper()
-                                             or nxt.lower() in STOPWORDS or nxt.lower().endswith("s")
-                                             or (_verb(nxt) and not re.search(r"\b(?:I|we)\b", lead[m.end():]))):
+            if stem(w) in PERSON_STEMS and (
+                not nxt
+                or w.endswith(("'s", "s'"))
+                or nxt[:1].isupper()
+                or nxt.lower() in STOPWORDS
+                or nxt.lower().endswith("s")
+                or (_verb(nxt) and not re.search(r"\b(?:I|we)\b", lead[m.end() :]))
+            ):
                 return stem(w)
     m = re.match(r"([A-Z][a-z]+)\b(\s+are\b)?", lead)
-    if m and m.group(1).lower() not in TIME_WORDS and m.group(1).lower() not in STOPWORDS | _NOBODY \
-            and not re.search(r"\b(?:I|I'm|I've|me|we|we're|us|my|our)\b", lead) and not m.group(2) \
-            and not (lexicon.known(m.group(1)) and not lexicon.is_a(m.group(1), "person", first=1, general=True)) \
-            and m.group(1) not in ("I", "The", "My", "Our", "We", "You", "Your", "It", "This", "That", "There"):
+    if (
+        m
+        and m.group(1).lower() not in TIME_WORDS
+        and m.group(1).lower() not in STOPWORDS | _NOBODY
+        and not re.search(r"\b(?:I|I'm|I've|me|we|we're|us|my|our)\b", lead)
+        and not m.group(2)
+        and not (lexicon.known(m.group(1)) and not lexicon.is_a(m.group(1), "person", first=1, general=True))
+        and m.group(1) not in ("I", "The", "My", "Our", "We", "You", "Your", "It", "This", "That", "There")
+    ):
         return stem(m.group(1))  # "Priya lives in Pasadena"; not "Tea over coffee for me", "Sunflowers are my ..."
     return "user"
 
@@ -85,7 +98,7 @@ def _pieces(text: str, person: str) -> tuple:
     found = []
     for sentence in resolve_pronouns([s for s in sentences(text) if not is_question(s)]):
         clauses = split_clauses(sentence)
-        for piece in ([sentence] + clauses if len(clauses) > 1 else [sentence]):
+        for piece in [sentence] + clauses if len(clauses) > 1 else [sentence]:
             piece = piece.strip()
             if len(content_stems(piece)) < 1:
                 continue
@@ -105,7 +118,7 @@ def statements_of(system: str, messages: list[tuple[str, str]], *, include_last:
     rest = _TAGGED.sub("", system)
     for line in rest.splitlines():
         if re.search(r"\b(?:User|Assistant):", line) or re.search(r"\bthe user\b|\buser's\b", line, re.I):
-            for sentence in ([line] if "User:" in line else sentences(line)):
+            for sentence in [line] if "User:" in line else sentences(line):
                 if "User:" in sentence or re.search(r"\bthe user\b|\buser's\b", sentence, re.I):
                     _add_line(out, sentence)
     last = len(messages) - 1
@@ -123,4 +136,3 @@ def _add_line(out: list[Statement], line: str) -> None:
                 _add(out, said, "first")
         return
     _add(out, line, "third" if re.search(r"\bthe user\b|\buser's\b", line, re.I) else "first")
-

@@ -8,7 +8,7 @@ request forces a tool (or as JSON text when it does not).
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from helpers import prompts
 from helpers.offline.fact_rules import clash, facts_from_turns, parse_turn_lines, repeats, same_fact
@@ -33,6 +33,7 @@ def _salience(fact: str, order: int, count: Callable[[str], int]) -> float:
 def _fewest_drops(kept: list[str], ranked: list[int], max_tokens: int, count: Callable[[str], int]) -> int:
     """The fewest facts to drop, least salient first (`ranked`), so the rest fits `max_tokens`: found from the
     pieces' own counts, then checked on the joined text (a few counts, not one per fact)."""
+
     def fits(k: int) -> bool:
         gone = set(ranked[:k])
         return count(" ".join(kept[j] for j in range(len(kept)) if j not in gone)) <= max_tokens
@@ -42,7 +43,7 @@ def _fewest_drops(kept: list[str], ranked: list[int], max_tokens: int, count: Ca
     while k < len(ranked) and total > max_tokens:  # the estimate: a joined text costs about its pieces' sum
         total -= sizes[k]
         k += 1
-    while k > 0 and fits(k - 1):   # dropping one fewer still fits
+    while k > 0 and fits(k - 1):  # dropping one fewer still fits
         k -= 1
     while k < len(ranked) and not fits(k):  # not yet within the limit
         k += 1
@@ -52,8 +53,9 @@ def _fewest_drops(kept: list[str], ranked: list[int], max_tokens: int, count: Ca
 def summarise(last_user_text: str, max_tokens: int, count: Callable[[str], int]) -> str:
     """Merge the existing summary with the new turns: the user's statements in third person, newest value wins,
     fitted to `max_tokens` by dropping the least salient facts first (facts in <must_keep> are dropped last)."""
-    old = [s for s in sentences(section(last_user_text, "existing_summary"))
-           if not s.startswith("Nothing about the user")]
+    old = [
+        s for s in sentences(section(last_user_text, "existing_summary")) if not s.startswith("Nothing about the user")
+    ]
     must = [s.strip() for s in section(last_user_text, "must_keep").splitlines() if s.strip()]
     new = facts_from_turns(parse_turn_lines(section(last_user_text, "new_turns")))
     kept: list[str] = []

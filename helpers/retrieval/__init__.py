@@ -10,12 +10,35 @@ from __future__ import annotations
 from helpers.retrieval.atlas import VECTOR_INDEX_NAME, create_vector_index, supports_vector_search
 from helpers.retrieval.bm25 import bm25_scores, bm25_tokens
 from helpers.retrieval.index import MODES, MemoryIndex
-from helpers.retrieval.inject import (BLOCK_TAG, Packing, block_line, day_label, format_block, neutralise_tags,
-                                      pack_by_value, relevance, with_neighbours)
+from helpers.retrieval.inject import (
+    BLOCK_TAG,
+    Packing,
+    block_line,
+    day_label,
+    format_block,
+    neutralise_tags,
+    pack_by_value,
+    relevance,
+    with_neighbours,
+)
 from helpers.retrieval.ranking import LEXICAL_WEIGHT, RRF_K, cosine_scores, recency_weight, rrf, top_k
-from helpers.retrieval.schema import (KINDS, Hit, as_utc, check_kinds, check_source, check_user_id, clip,
-                                      content_hash, decode_vector, encode_vector, episode_text, normalise_text,
-                                      utc_now, TurnUnit, turn_text)
+from helpers.retrieval.schema import (
+    KINDS,
+    Hit,
+    TurnUnit,
+    as_utc,
+    check_kinds,
+    check_source,
+    check_user_id,
+    clip,
+    content_hash,
+    decode_vector,
+    encode_vector,
+    episode_text,
+    normalise_text,
+    turn_text,
+    utc_now,
+)
 
 __all__ = [
     "Hit",

@@ -24,13 +24,13 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["VECTOR_INDEX_NAME", "supports_vector_search", "vector_index_ready", "create_vector_index", "atlas_rank"]
 
 VECTOR_INDEX_NAME = "memory_vector"
-_VECTOR_SUPPORT: "weakref.WeakKeyDictionary[Any, bool]" = weakref.WeakKeyDictionary()
-_INDEX_READY: "weakref.WeakKeyDictionary[Any, tuple[bool, float]]" = weakref.WeakKeyDictionary()
+_VECTOR_SUPPORT: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
+_INDEX_READY: weakref.WeakKeyDictionary[Any, tuple[bool, float]] = weakref.WeakKeyDictionary()
 _CAPS_LOCK = threading.Lock()
 _NAMESPACE_NOT_FOUND = 26
 
 
-def supports_vector_search(store: "Store") -> bool:
+def supports_vector_search(store: Store) -> bool:
     """Whether the server runs Atlas Search stages (`$listSearchIndexes`), probed once per store and cached.
 
     MongoDB Atlas and mongodb/mongodb-atlas-local do; the local SecantusDB server, mongomock and a plain
@@ -51,7 +51,7 @@ def supports_vector_search(store: "Store") -> bool:
     return answer
 
 
-def vector_index_ready(store: "Store", recheck_s: float = 30.0) -> bool:
+def vector_index_ready(store: Store, recheck_s: float = 30.0) -> bool:
     """Whether `memory_vector` exists and is queryable (a negative answer is re-checked after `recheck_s`)."""
     if not supports_vector_search(store):
         return False
@@ -69,8 +69,9 @@ def vector_index_ready(store: "Store", recheck_s: float = 30.0) -> bool:
     return ready
 
 
-def create_vector_index(store: "Store", *, dim: int = 384, similarity: str = "cosine", wait: bool = True,
-                        timeout_s: float = 180.0) -> str:
+def create_vector_index(
+    store: Store, *, dim: int = 384, similarity: str = "cosine", wait: bool = True, timeout_s: float = 180.0
+) -> str:
     """Create (or update) the Atlas Vector Search index on `memories.embedding` with user_id/kind/active filters.
 
     Idempotent. Needs MongoDB Atlas or mongodb/mongodb-atlas-local (`docker compose up -d`); the local
@@ -78,19 +79,24 @@ def create_vector_index(store: "Store", *, dim: int = 384, similarity: str = "co
     until the index is queryable.
     """
     if not supports_vector_search(store):
-        raise ConfigError(f"{store.describe()} has no Atlas Vector Search: point MONGODB_URI at MongoDB Atlas or at "
-                          "mongodb/mongodb-atlas-local (`docker compose up -d`). Without it, search ranks in numpy.")
-    definition = {"fields": [
-        {"type": "vector", "path": "embedding", "numDimensions": int(dim), "similarity": similarity},
-        {"type": "filter", "path": "user_id"},
-        {"type": "filter", "path": "kind"},
-        {"type": "filter", "path": "active"},
-    ]}
+        raise ConfigError(
+            f"{store.describe()} has no Atlas Vector Search: point MONGODB_URI at MongoDB Atlas or at "
+            "mongodb/mongodb-atlas-local (`docker compose up -d`). Without it, search ranks in numpy."
+        )
+    definition = {
+        "fields": [
+            {"type": "vector", "path": "embedding", "numDimensions": int(dim), "similarity": similarity},
+            {"type": "filter", "path": "user_id"},
+            {"type": "filter", "path": "kind"},
+            {"type": "filter", "path": "active"},
+        ]
+    }
     collection = store.memories
     existing = list(collection.list_search_indexes(VECTOR_INDEX_NAME))
     if not existing:
-        collection.create_search_index(SearchIndexModel(definition=definition, name=VECTOR_INDEX_NAME,
-                                                        type="vectorSearch"))
+        collection.create_search_index(
+            SearchIndexModel(definition=definition, name=VECTOR_INDEX_NAME, type="vectorSearch")
+        )
     elif _field_keys(existing[0].get("latestDefinition", {}).get("fields")) != _field_keys(definition["fields"]):
         collection.update_search_index(VECTOR_INDEX_NAME, definition)  # only on a real change: it rebuilds
     deadline = time.monotonic() + timeout_s
@@ -99,8 +105,10 @@ def create_vector_index(store: "Store", *, dim: int = 384, similarity: str = "co
         if found and found[0].get("queryable") and found[0].get("status") in (None, "READY"):
             break
         if time.monotonic() > deadline:
-            raise TimeoutError(f"vector index {VECTOR_INDEX_NAME!r} not queryable after {timeout_s:.0f} s "
-                               f"(status {found[0].get('status') if found else 'missing'}); try again later")
+            raise TimeoutError(
+                f"vector index {VECTOR_INDEX_NAME!r} not queryable after {timeout_s:.0f} s "
+                f"(status {found[0].get('status') if found else 'missing'}); try again later"
+            )
         time.sleep(1.0)
     with _CAPS_LOCK:
         _INDEX_READY.pop(store, None)
@@ -112,17 +120,23 @@ def _field_keys(fields: Any) -> set:
     return {(f.get("type"), f.get("path"), f.get("numDimensions"), f.get("similarity")) for f in fields or []}
 
 
-def atlas_rank(store: "Store", user_id: str, vector: np.ndarray, kinds: tuple[str, ...],
-               limit: int) -> list[tuple[ObjectId, float]]:
+def atlas_rank(
+    store: Store, user_id: str, vector: np.ndarray, kinds: tuple[str, ...], limit: int
+) -> list[tuple[ObjectId, float]]:
     """($vectorSearch) ids and cosines of the user's closest active memories, pre-filtered by user_id."""
     pipeline = [
-        {"$vectorSearch": {
-            "index": VECTOR_INDEX_NAME, "path": "embedding",
-            "queryVector": [float(x) for x in np.asarray(vector, dtype=np.float32)],
-            "numCandidates": min(10_000, max(100, 20 * limit)), "limit": limit,
-            "filter": {"$and": [{"user_id": {"$eq": user_id}}, {"kind": {"$in": list(kinds)}},
-                                {"active": {"$eq": True}}]},
-        }},
+        {
+            "$vectorSearch": {
+                "index": VECTOR_INDEX_NAME,
+                "path": "embedding",
+                "queryVector": [float(x) for x in np.asarray(vector, dtype=np.float32)],
+                "numCandidates": min(10_000, max(100, 20 * limit)),
+                "limit": limit,
+                "filter": {
+                    "$and": [{"user_id": {"$eq": user_id}}, {"kind": {"$in": list(kinds)}}, {"active": {"$eq": True}}]
+                },
+            }
+        },
         {"$match": {"user_id": user_id}},  # belt and braces: the pre-filter already guarantees it
         {"$project": {"_id": 1, "score": {"$meta": "vectorSearchScore"}}},
     ]

@@ -11,13 +11,13 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 
 __all__ = ["BM25_K1", "BM25_B", "STOPWORDS", "bm25_tokens", "bm25_scores"]
 
-BM25_K1, BM25_B = 1.2, 0.75     # the usual BM25 parameters
+BM25_K1, BM25_B = 1.2, 0.75  # the usual BM25 parameters
 
 STOPWORDS = frozenset(
     "a an the and or but if then so to of in on at for with about from by as is are was were be been being am "
@@ -40,8 +40,9 @@ def bm25_tokens(text: str) -> list[str]:
     return tokens
 
 
-def bm25_scores(query: str, postings: Mapping[str, Mapping[int, int]], doc_len: np.ndarray,
-                live: np.ndarray) -> np.ndarray:
+def bm25_scores(
+    query: str, postings: Mapping[str, Mapping[int, int]], doc_len: np.ndarray, live: np.ndarray
+) -> np.ndarray:
     """BM25 score of every document for `query` (0 where no query term occurs).
 
     `postings[term]` maps a document's row to how often the term occurs in it; `doc_len[row]` is its

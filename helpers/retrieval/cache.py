@@ -33,8 +33,20 @@ __all__ = ["UserRows", "PROJECTION", "NEIGHBOUR_WORDS"]
 # like "living" with a question about work: a cost on our own generated data, stated plainly).
 NEIGHBOUR_WORDS = 1
 
-PROJECTION = {"user_id": 1, "kind": 1, "text": 1, "embedding": 1, "content_hash": 1, "source": 1, "created_at": 1,
-              "updated_at": 1, "seen_count": 1, "active": 1, "superseded_by": 1, "expires_at": 1}
+PROJECTION = {
+    "user_id": 1,
+    "kind": 1,
+    "text": 1,
+    "embedding": 1,
+    "content_hash": 1,
+    "source": 1,
+    "created_at": 1,
+    "updated_at": 1,
+    "seen_count": 1,
+    "active": 1,
+    "superseded_by": 1,
+    "expires_at": 1,
+}
 
 
 class UserRows:
@@ -54,7 +66,7 @@ class UserRows:
         self.created: list[datetime | None] = []
         self.updated: list[datetime | None] = []
         self.seen: list[int] = []
-        self.speakers: list[str | None] = []   # an active turn's named speaker (helpers.retrieval.names)
+        self.speakers: list[str | None] = []  # an active turn's named speaker (helpers.retrieval.names)
         self.speaker_rows: Counter = Counter()  # named speaker → active turns of theirs
         self.emb = np.zeros((0, dim), dtype=np.float32)
         self.is_fact = np.zeros(0, dtype=bool)
@@ -62,10 +74,10 @@ class UserRows:
         self.updated_s = np.zeros(0, dtype=np.float64)
         self.expires_s = np.zeros(0, dtype=np.float64)
         self.doc_len = np.zeros(0, dtype=np.float64)
-        self.tf: list[Counter] = []             # the row's BM25 document: its own words + its neighbours' new ones
-        self.own: list[Counter] = []            # the row's own words
-        self.said: list[Counter] = []           # ... a turn's without its speaker label (what it adds to others)
-        self.turn_at: dict[tuple, int] = {}     # (session_id, seq) → row, for turn memories
+        self.tf: list[Counter] = []  # the row's BM25 document: its own words + its neighbours' new ones
+        self.own: list[Counter] = []  # the row's own words
+        self.said: list[Counter] = []  # ... a turn's without its speaker label (what it adds to others)
+        self.turn_at: dict[tuple, int] = {}  # (session_id, seq) → row, for turn memories
         self.postings: dict[str, dict[int, int]] = {}
         self.max_updated: datetime | None = None
         self.wrong_dim = 0
@@ -76,7 +88,7 @@ class UserRows:
 
         def grown(array: np.ndarray, fill: float = 0) -> np.ndarray:
             out = np.full((capacity, *array.shape[1:]), fill, dtype=array.dtype)
-            out[:self.n] = array[:self.n]
+            out[: self.n] = array[: self.n]
             return out
 
         self.emb = grown(self.emb)
@@ -93,8 +105,17 @@ class UserRows:
                 self._grow()
             row, self.n = self.n, self.n + 1
             self.row_of[_id] = row
-            for column in (self.ids, self.texts, self.hashes, self.kinds, self.sources, self.created, self.updated,
-                           self.seen, self.speakers):
+            for column in (
+                self.ids,
+                self.texts,
+                self.hashes,
+                self.kinds,
+                self.sources,
+                self.created,
+                self.updated,
+                self.seen,
+                self.speakers,
+            ):
                 column.append(None)
             self.tf.append(Counter())
             self.own.append(Counter())
@@ -188,8 +209,18 @@ class UserRows:
 
     def hit(self, row: int, score: float, similarity: float | None = None, lexical: float | None = None) -> Hit:
         """The row as a `Hit` with the given scores."""
-        return Hit(str(self.ids[row]), self.kinds[row], self.texts[row], float(score), self.created[row],
-                   self.sources[row], self.updated[row], similarity, lexical, self.seen[row])
+        return Hit(
+            str(self.ids[row]),
+            self.kinds[row],
+            self.texts[row],
+            float(score),
+            self.created[row],
+            self.sources[row],
+            self.updated[row],
+            similarity,
+            lexical,
+            self.seen[row],
+        )
 
     def valid(self, kinds: tuple[str, ...], now_s: float) -> np.ndarray:
         """Rows that may be returned: active, of a wanted kind, not expired."""
@@ -203,7 +234,7 @@ class UserRows:
 
     def cosine(self, vector: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Cosine of every row to `vector` (exact, in numpy); -inf outside `mask`."""
-        sims = cosine_scores(self.emb[:self.n], vector)
+        sims = cosine_scores(self.emb[: self.n], vector)
         sims[~mask] = -np.inf
         return sims
 
@@ -218,18 +249,32 @@ class UserRows:
 
     def bm25(self, query: str, mask: np.ndarray) -> np.ndarray:
         """BM25 score of every row for `query` (0 outside `mask`); document statistics over active rows."""
-        scores = bm25_scores(query, self.postings, self.doc_len[:self.n], self.active[:self.n])
+        scores = bm25_scores(query, self.postings, self.doc_len[: self.n], self.active[: self.n])
         scores[~mask] = 0.0
         return scores
 
-    def best_by_recency(self, base: dict[int, float], now_s: float, half_life: float | None, k: int,
-                        sims: np.ndarray | None, lexical: np.ndarray | None) -> list[Hit]:
+    def best_by_recency(
+        self,
+        base: dict[int, float],
+        now_s: float,
+        half_life: float | None,
+        k: int,
+        sims: np.ndarray | None,
+        lexical: np.ndarray | None,
+    ) -> list[Hit]:
         """The `k` best of `base` ({row: score}) after the recency weight, as hits (ties: newer, then later row)."""
         rows_at = np.fromiter(base.keys(), dtype=np.int64, count=len(base))
-        score = with_recency(np.fromiter(base.values(), dtype=np.float64, count=len(base)),
-                             recency_weight(now_s - self.updated_s[rows_at], half_life))
+        score = with_recency(
+            np.fromiter(base.values(), dtype=np.float64, count=len(base)),
+            recency_weight(now_s - self.updated_s[rows_at], half_life),
+        )
         order = np.lexsort((-rows_at, -self.updated_s[rows_at], -score))[:k]
-        return [self.hit(int(rows_at[i]), float(score[i]),
-                         None if sims is None or not np.isfinite(sims[rows_at[i]]) else float(sims[rows_at[i]]),
-                         None if lexical is None else float(lexical[rows_at[i]]))
-                for i in (int(i) for i in order)]
+        return [
+            self.hit(
+                int(rows_at[i]),
+                float(score[i]),
+                None if sims is None or not np.isfinite(sims[rows_at[i]]) else float(sims[rows_at[i]]),
+                None if lexical is None else float(lexical[rows_at[i]]),
+            )
+            for i in (int(i) for i in order)
+        ]

@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 VOYAGE_URL = "https://api.voyageai.com/v1/embeddings"
-MAX_RETRY_WAIT_S = 60.0                 # longest wait between Voyage attempts, whatever Retry-After asks
+MAX_RETRY_WAIT_S = 60.0  # longest wait between Voyage attempts, whatever Retry-After asks
 
 
 class EmbeddingError(RuntimeError):
@@ -56,13 +56,24 @@ class Embedder(Protocol):
 
 # --- Voyage AI (hosted, optional) ---------------------------------------------------------------
 
+
 class VoyageEmbedder:
     """Voyage AI embeddings over HTTPS; used only when VOYAGE_API_KEY is set. Taught in 05_vector_memory."""
 
-    def __init__(self, api_key: str | None = None, *, model: str = "voyage-3.5-lite", dim: int = 1024,
-                 input_type: str | None = "document", http_client: "httpx2.Client | None" = None,
-                 url: str = VOYAGE_URL, batch_size: int = 128, max_retries: int = 3,
-                 timeout_s: float = 30.0, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self,
+        api_key: str | None = None,
+        *,
+        model: str = "voyage-3.5-lite",
+        dim: int = 1024,
+        input_type: str | None = "document",
+        http_client: httpx2.Client | None = None,
+        url: str = VOYAGE_URL,
+        batch_size: int = 128,
+        max_retries: int = 3,
+        timeout_s: float = 30.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         """Check the settings; no connection is opened until the first `embed`. `sleep` waits between retries."""
         key = (api_key if api_key is not None else load_settings().voyage_api_key or "").strip()
         if not key:
@@ -83,7 +94,7 @@ class VoyageEmbedder:
     def __repr__(self) -> str:
         return f"VoyageEmbedder(model={self.model!r}, dim={self.dim}, input_type={self.input_type!r})"
 
-    def _http(self) -> "httpx2.Client":
+    def _http(self) -> httpx2.Client:
         if self._client is None:
             import httpx2
 
@@ -92,8 +103,7 @@ class VoyageEmbedder:
 
     def request_body(self, texts: list[str], input_type: str | None = None) -> dict[str, Any]:
         """The JSON body sent to the embeddings endpoint for one batch."""
-        body: dict[str, Any] = {"input": list(texts), "model": self.model,
-                                "input_type": input_type or self.input_type}
+        body: dict[str, Any] = {"input": list(texts), "model": self.model, "input_type": input_type or self.input_type}
         if self.dim != 1024:  # 1024 is the model's default size; others must be asked for
             body["output_dimension"] = self.dim
         return body
@@ -110,20 +120,26 @@ class VoyageEmbedder:
                 response = self._http().post(self.url, json=body, headers=headers)
             except httpx2.TransportError as exc:  # refused, reset, DNS, read/connect timeouts
                 if last:
-                    raise EmbeddingError(f"Voyage AI could not be reached after {attempts} attempts "
-                                         f"({type(exc).__name__}: {exc}); check the network, or set EMBEDDER=local "
-                                         "to embed with the local MiniLM model") from None
+                    raise EmbeddingError(
+                        f"Voyage AI could not be reached after {attempts} attempts "
+                        f"({type(exc).__name__}: {exc}); check the network, or set EMBEDDER=local "
+                        "to embed with the local MiniLM model"
+                    ) from None
                 self._sleep(_backoff(attempt))
                 continue
             if response.status_code in (401, 403):
-                raise ConfigError(f"Voyage AI rejected the key (HTTP {response.status_code}): check VOYAGE_API_KEY, "
-                                  "or set EMBEDDER=local to use the local MiniLM model")
+                raise ConfigError(
+                    f"Voyage AI rejected the key (HTTP {response.status_code}): check VOYAGE_API_KEY, "
+                    "or set EMBEDDER=local to use the local MiniLM model"
+                )
             if (response.status_code == 429 or response.status_code >= 500) and not last:
                 self._sleep(_retry_after(response.headers.get("retry-after"), attempt))
                 continue
             if response.status_code >= 400:
-                raise EmbeddingError(f"Voyage AI answered HTTP {response.status_code} after {attempt + 1} attempt(s): "
-                                     f"{response.text[:200]}; set EMBEDDER=local to embed with the local MiniLM model")
+                raise EmbeddingError(
+                    f"Voyage AI answered HTTP {response.status_code} after {attempt + 1} attempt(s): "
+                    f"{response.text[:200]}; set EMBEDDER=local to embed with the local MiniLM model"
+                )
             return response.json()
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -132,7 +148,7 @@ class VoyageEmbedder:
         texts = check_texts(texts)
         rows: list[list[float]] = []
         for start in range(0, len(texts), self.batch_size):
-            data = self._post(self.request_body(texts[start:start + self.batch_size], input_type))["data"]
+            data = self._post(self.request_body(texts[start : start + self.batch_size], input_type))["data"]
             rows.extend(item["embedding"] for item in sorted(data, key=lambda item: item["index"]))
         if not rows:
             return np.zeros((0, self.dim), dtype=np.float32)
@@ -149,7 +165,7 @@ class VoyageEmbedder:
 
 def _backoff(attempt: int) -> float:
     """Exponential wait before retry number `attempt + 1`: 1, 2, 4, ... seconds (capped)."""
-    return min(2.0 ** attempt, 20.0)
+    return min(2.0**attempt, 20.0)
 
 
 def _retry_after(header: str | None, attempt: int) -> float:
@@ -172,6 +188,7 @@ def _retry_after(header: str | None, attempt: int) -> float:
 
 
 # --- choosing an embedder, comparing vectors ----------------------------------------------------
+
 
 @functools.lru_cache(maxsize=1)
 def shared_local() -> LocalMiniLM:

@@ -15,8 +15,9 @@ import time
 import warnings
 import weakref
 from collections import Counter, OrderedDict
+from collections.abc import Iterable
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from bson import ObjectId
@@ -24,25 +25,37 @@ from pymongo import ASCENDING, DESCENDING
 from pymongo.errors import OperationFailure, PyMongoError
 
 from helpers.config import ConfigError
-from helpers.retrieval.embeddings import embed_query, get_embedder
 from helpers.retrieval.atlas import atlas_rank, supports_vector_search, vector_index_ready
 from helpers.retrieval.cache import PROJECTION, UserRows
+from helpers.retrieval.embeddings import embed_query, get_embedder
 from helpers.retrieval.names import SPEAKER_BOOST, boost_speaker, check_boost, named, without_names
 from helpers.retrieval.ranking import cosine_scores, fuse, top_k
-from helpers.retrieval.schema import (KINDS, Hit, TurnUnit, as_utc, check_kinds, check_source, check_user_id,
-                                      content_hash, encode_vector, episode_text, turn_text, utc_now)
+from helpers.retrieval.schema import (
+    KINDS,
+    Hit,
+    TurnUnit,
+    as_utc,
+    check_kinds,
+    check_source,
+    check_user_id,
+    content_hash,
+    encode_vector,
+    episode_text,
+    turn_text,
+    utc_now,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
-    from helpers.retrieval.embeddings import Embedder
     from helpers.db.store import Store
+    from helpers.retrieval.embeddings import Embedder
 
 __all__ = ["MemoryIndex", "MODES", "TTL_INDEX_NAME", "REFRESH_MARGIN"]
 
 MODES = ("hybrid", "vector", "lexical")
 TTL_INDEX_NAME = "memory_ttl"
-REFRESH_MARGIN = timedelta(seconds=2)   # re-read docs updated this close to the newest one seen (clock/ordering slack)
-_DEFAULT: Any = object()                # "use the index's setting"
-_INDEXES_MADE: "weakref.WeakKeyDictionary[Any, bool]" = weakref.WeakKeyDictionary()
+REFRESH_MARGIN = timedelta(seconds=2)  # re-read docs updated this close to the newest one seen (clock/ordering slack)
+_DEFAULT: Any = object()  # "use the index's setting"
+_INDEXES_MADE: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
 _INDEXES_LOCK = threading.Lock()
 
 
@@ -59,17 +72,31 @@ class MemoryIndex:
     `updated_at`; call `invalidate(user_id)` after those.
     """
 
-    def __init__(self, store: "Store", embedder: "Embedder | None" = None, *, half_life_days: float | None = None,
-                 backend: str = "auto", ttl_seconds: int | None = None, max_users: int = 64,
-                 names_as_filter: bool = True, speaker_boost: float = SPEAKER_BOOST):
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder | None = None,
+        *,
+        half_life_days: float | None = None,
+        backend: str = "auto",
+        ttl_seconds: int | None = None,
+        max_users: int = 64,
+        names_as_filter: bool = True,
+        speaker_boost: float = SPEAKER_BOOST,
+    ):
         if backend not in ("auto", "numpy", "atlas"):
             raise ConfigError(f"backend must be 'auto', 'numpy' or 'atlas', got {backend!r}")
         self.store, self.embedder = store, (embedder if embedder is not None else get_embedder())
-        self.half_life_days, self.backend, self.ttl_seconds, self.max_users = half_life_days, backend, ttl_seconds, max_users
+        self.half_life_days, self.backend, self.ttl_seconds, self.max_users = (
+            half_life_days,
+            backend,
+            ttl_seconds,
+            max_users,
+        )
         # named participants: out of the embedded question, their turns boosted when named (retrieval.names)
         self.names_as_filter, self.speaker_boost = bool(names_as_filter), check_boost(speaker_boost)
         self.stats = Counter()
-        self._users: "OrderedDict[str, UserRows]" = OrderedDict()
+        self._users: OrderedDict[str, UserRows] = OrderedDict()
         self._lock = threading.RLock()
         self._held: set[str] = set()  # users whose memories only this index writes for now (holding())
         self._ensure_indexes()
@@ -84,8 +111,9 @@ class MemoryIndex:
             if _INDEXES_MADE.get(self.store):
                 return
         memories = self.store.memories
-        memories.create_index([("user_id", ASCENDING), ("kind", ASCENDING), ("content_hash", ASCENDING)],
-                              name="user_kind_hash")
+        memories.create_index(
+            [("user_id", ASCENDING), ("kind", ASCENDING), ("content_hash", ASCENDING)], name="user_kind_hash"
+        )
         memories.create_index([("user_id", ASCENDING), ("updated_at", DESCENDING)], name="user_updated")
         with _INDEXES_LOCK:
             _INDEXES_MADE[self.store] = True
@@ -102,8 +130,10 @@ class MemoryIndex:
         try:
             self.store.memories.create_index([("expires_at", ASCENDING)], name=TTL_INDEX_NAME, expireAfterSeconds=0)
         except OperationFailure as err:
-            raise ConfigError(f"cannot create the TTL index on memories.expires_at ({err}); drop the conflicting "
-                              f"index or call ensure_ttl_index(None)") from None
+            raise ConfigError(
+                f"cannot create the TTL index on memories.expires_at ({err}); drop the conflicting "
+                f"index or call ensure_ttl_index(None)"
+            ) from None
         self.ttl_seconds = seconds
         return TTL_INDEX_NAME
 
@@ -153,9 +183,13 @@ class MemoryIndex:
             self.stats["refreshes"] += 1
         if rows.wrong_dim and not self.stats["warned_dim"]:
             self.stats["warned_dim"] += 1
-            warnings.warn(f"{rows.wrong_dim} memories of user {user_id!r} were embedded with another model than "
-                          f"{self.embedder.name} ({self.embedder.dim} dims); they are found by words only. Set "
-                          "EMBEDDER back, or delete and re-add them.", RuntimeWarning, stacklevel=3)
+            warnings.warn(
+                f"{rows.wrong_dim} memories of user {user_id!r} were embedded with another model than "
+                f"{self.embedder.name} ({self.embedder.dim} dims); they are found by words only. Set "
+                "EMBEDDER back, or delete and re-add them.",
+                RuntimeWarning,
+                stacklevel=3,
+            )
         return rows
 
     @contextlib.contextmanager
@@ -181,17 +215,36 @@ class MemoryIndex:
                 self._users.pop(check_user_id(user_id), None)
 
     # -- writes (used by helpers.memory.facts too)
-    def new_doc(self, user_id: str, kind: str, text: str, vector: np.ndarray, source: dict | None, *,
-                now: datetime | None = None) -> dict:
+    def new_doc(
+        self,
+        user_id: str,
+        kind: str,
+        text: str,
+        vector: np.ndarray,
+        source: dict | None,
+        *,
+        now: datetime | None = None,
+    ) -> dict:
         """A memory document in the schema of helpers.retrieval.schema (not yet stored)."""
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
         now = as_utc(now) or utc_now()
-        return {"user_id": check_user_id(user_id), "kind": kind, "text": text, "embedding": encode_vector(vector),
-                "embedding_model": self.embedder.name, "content_hash": content_hash(text),
-                "source": check_source(source), "created_at": now, "updated_at": now, "seen_count": 1,
-                "superseded_by": None, "valid_to": None, "active": True,
-                "expires_at": now + timedelta(seconds=self.ttl_seconds) if self.ttl_seconds else None}
+        return {
+            "user_id": check_user_id(user_id),
+            "kind": kind,
+            "text": text,
+            "embedding": encode_vector(vector),
+            "embedding_model": self.embedder.name,
+            "content_hash": content_hash(text),
+            "source": check_source(source),
+            "created_at": now,
+            "updated_at": now,
+            "seen_count": 1,
+            "superseded_by": None,
+            "valid_to": None,
+            "active": True,
+            "expires_at": now + timedelta(seconds=self.ttl_seconds) if self.ttl_seconds else None,
+        }
 
     def insert(self, doc: dict) -> str:
         """Store one memory document and add it to the cache; returns its id."""
@@ -202,8 +255,15 @@ class MemoryIndex:
                 self._users[user_id].upsert(doc)
         return str(doc["_id"])
 
-    def update(self, user_id: str, ids: Iterable[str | ObjectId], fields: dict, *, inc: dict | None = None,
-               only_active: bool = False) -> int:
+    def update(
+        self,
+        user_id: str,
+        ids: Iterable[str | ObjectId],
+        fields: dict,
+        *,
+        inc: dict | None = None,
+        only_active: bool = False,
+    ) -> int:
         """`$set` fields (and `$inc`) on some of the user's memories, then re-read them into the cache."""
         user_id = check_user_id(user_id)
         object_ids = [ObjectId(i) for i in ids]
@@ -241,8 +301,16 @@ class MemoryIndex:
             self._users.pop(user_id, None)
         return deleted
 
-    def add_episode(self, user_id: str, session_id: str | None, seq: int | None, user_text: str,
-                    assistant_text: str, *, now: datetime | None = None) -> str:
+    def add_episode(
+        self,
+        user_id: str,
+        session_id: str | None,
+        seq: int | None,
+        user_text: str,
+        assistant_text: str,
+        *,
+        now: datetime | None = None,
+    ) -> str:
         """Store one exchange verbatim ("User: … / Assistant: …") as an `episode` memory; idempotent per source."""
         user_id = check_user_id(user_id)
         source = check_source({"session_id": session_id, "seq": seq})
@@ -252,28 +320,41 @@ class MemoryIndex:
         digest = content_hash(text)
         with self._lock:
             if seq is not None:
-                for doc in self.store.memories.find({"user_id": user_id, "kind": "episode", "content_hash": digest},
-                                                    {"source": 1}):
+                for doc in self.store.memories.find(
+                    {"user_id": user_id, "kind": "episode", "content_hash": digest}, {"source": 1}
+                ):
                     if doc.get("source") == source:
                         return str(doc["_id"])  # the same exchange again (a retried write)
         vector = self.embedder.embed([text])[0]
         return self.insert(self.new_doc(user_id, "episode", text, vector, source, now=now))
 
-    def add_turns(self, user_id: str, session_id: str, units: list[TurnUnit], *,
-                  now: datetime | None = None) -> list[str]:
+    def add_turns(
+        self, user_id: str, session_id: str, units: list[TurnUnit], *, now: datetime | None = None
+    ) -> list[str]:
         """Store turns as `episode` memories in one batch (one embedding call, one insert); idempotent per
         (session, seq). Each text starts with its speaker; each date is when the turn was said."""
         user_id = check_user_id(user_id)
-        have = {doc["source"]["seq"] for doc in self.store.memories.find(
-            {"user_id": user_id, "kind": "episode", "source.session_id": session_id,
-             "source.seq": {"$in": [u.seq for u in units]}}, {"source": 1})}
+        have = {
+            doc["source"]["seq"]
+            for doc in self.store.memories.find(
+                {
+                    "user_id": user_id,
+                    "kind": "episode",
+                    "source.session_id": session_id,
+                    "source.seq": {"$in": [u.seq for u in units]},
+                },
+                {"source": 1},
+            )
+        }
         todo = [u for u in units if u.seq not in have and u.text.strip()]
         if not todo:
             return []
         texts = [turn_text(u.role, u.text, u.speaker, u.when) for u in todo]
         vectors = self.embedder.embed(texts)
-        docs = [self.new_doc(user_id, "episode", text, vector, {"session_id": session_id, "seq": u.seq},
-                             now=u.when or now) for u, text, vector in zip(todo, texts, vectors)]
+        docs = [
+            self.new_doc(user_id, "episode", text, vector, {"session_id": session_id, "seq": u.seq}, now=u.when or now)
+            for u, text, vector in zip(todo, texts, vectors)
+        ]
         self.store.memories.insert_many(docs, ordered=True)
         with self._lock:
             if user_id in self._users:
@@ -293,8 +374,11 @@ class MemoryIndex:
         with self._lock:
             rows = self._rows(user_id)
             now_s = time.time()
-            found = [r for r in rows.by_hash.get(digest, ()) if rows.kinds[r] == kind
-                     and rows.active[r] and rows.expires_s[r] > now_s]
+            found = [
+                r
+                for r in rows.by_hash.get(digest, ())
+                if rows.kinds[r] == kind and rows.active[r] and rows.expires_s[r] > now_s
+            ]
             if not found:
                 return None
             row = max(found, key=lambda r: rows.updated_s[r])
@@ -308,8 +392,16 @@ class MemoryIndex:
             found = ((key, rows.turn_at.get(key)) for key in keys)  # the cache's (session_id, seq) → turn row
             return {key: rows.hit(row, 0.0) for key, row in found if row is not None and rows.active[row]}
 
-    def neighbours(self, user_id: str, vector: np.ndarray, *, kinds: tuple[str, ...] = ("fact",),
-                   min_similarity: float = 0.0, limit: int = 10, now: datetime | None = None) -> list[Hit]:
+    def neighbours(
+        self,
+        user_id: str,
+        vector: np.ndarray,
+        *,
+        kinds: tuple[str, ...] = ("fact",),
+        min_similarity: float = 0.0,
+        limit: int = 10,
+        now: datetime | None = None,
+    ) -> list[Hit]:
         """The user's active memories most similar to `vector` (exact cosine), most similar first."""
         user_id = check_user_id(user_id)
         now_s = (as_utc(now) or utc_now()).timestamp()
@@ -317,7 +409,7 @@ class MemoryIndex:
             rows = self._rows(user_id)
             if not rows.n:
                 return []
-            sims = cosine_scores(rows.emb[:rows.n], vector)
+            sims = cosine_scores(rows.emb[: rows.n], vector)
             candidates = np.flatnonzero(rows.valid(check_kinds(kinds), now_s) & (sims >= min_similarity))
             order = candidates[np.argsort(-sims[candidates], kind="stable")][:limit]
             return [rows.hit(int(r), float(sims[r]), similarity=float(sims[r])) for r in order]
@@ -339,10 +431,20 @@ class MemoryIndex:
             order = sorted((r for r in range(rows.n) if mask[r]), key=lambda r: (rows.updated_s[r], str(rows.ids[r])))
             return [rows.hit(r, 0.0) for r in order]
 
-    def search(self, user_id: str, query: str, *, k: int = 5, kinds: tuple[str, ...] = KINDS, mode: str = "hybrid",
-               now: datetime | None = None, half_life_days: float | None = _DEFAULT,
-               query_vector: np.ndarray | None = None, candidates: int | None = None,
-               lexical_weight: float | None = None) -> list[Hit]:
+    def search(
+        self,
+        user_id: str,
+        query: str,
+        *,
+        k: int = 5,
+        kinds: tuple[str, ...] = KINDS,
+        mode: str = "hybrid",
+        now: datetime | None = None,
+        half_life_days: float | None = _DEFAULT,
+        query_vector: np.ndarray | None = None,
+        candidates: int | None = None,
+        lexical_weight: float | None = None,
+    ) -> list[Hit]:
         """The user's `k` best memories for `query` (never another user's; never superseded or expired).
 
         mode: "vector" (cosine), "lexical" (BM25) or "hybrid" (reciprocal-rank fusion of both, k=60).
@@ -365,16 +467,16 @@ class MemoryIndex:
             atlas_ranked = atlas_rank(self.store, user_id, query_vector, kinds, pool)
         with self._lock:
             rows = self._rows(user_id)
-            mask = rows.valid(kinds, now_s)                     # 1. candidates: live, wanted kinds, this user
+            mask = rows.valid(kinds, now_s)  # 1. candidates: live, wanted kinds, this user
             if not mask.any():
                 return []
-            newer = rows.updated_s[:rows.n]
+            newer = rows.updated_s[: rows.n]
             lexical = sims = None
             rankings: dict[str, list[int]] = {}
-            if mode != "vector":                                # 2. lexical ranking (BM25)
+            if mode != "vector":  # 2. lexical ranking (BM25)
                 lexical = rows.bm25(query, mask)
                 rankings["lexical"] = top_k(np.where(lexical > 0, lexical, -np.inf), pool, newer)
-            if mode != "lexical":                               # 3. embedding ranking (cosine)
+            if mode != "lexical":  # 3. embedding ranking (cosine)
                 sims = rows.cosine(query_vector, mask) if atlas_ranked is None else rows.scatter(atlas_ranked, mask)
                 rankings["vector"] = top_k(sims, pool, newer)
             base = fuse(mode, rankings, sims, lexical, lexical_weight)  # 4. one score per row (RRF in hybrid)

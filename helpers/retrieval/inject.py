@@ -11,9 +11,10 @@ vector stage and the benchmarks inject through these same functions.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from helpers import prompts
 from helpers.prompts import BLOCK_TAG, neutralise_tags
@@ -22,8 +23,20 @@ from helpers.retrieval.schema import Hit
 if TYPE_CHECKING:  # pragma: no cover
     from helpers.retrieval.index import MemoryIndex
 
-__all__ = ["BLOCK_TAG", "neutralise_tags", "block_line", "day_label", "format_block", "Packing", "relevance", "in_context",
-           "pack_by_value", "with_neighbours", "MIN_SIMILARITY", "above_floor"]
+__all__ = [
+    "BLOCK_TAG",
+    "neutralise_tags",
+    "block_line",
+    "day_label",
+    "format_block",
+    "Packing",
+    "relevance",
+    "in_context",
+    "pack_by_value",
+    "with_neighbours",
+    "MIN_SIMILARITY",
+    "above_floor",
+]
 
 # The absolute relevance floor: a memory whose embedding cosine to the question is below this is never sent,
 # whatever room the budget has (with the local MiniLM, noise such as an unrelated question or the model's own
@@ -43,16 +56,17 @@ __all__ = ["BLOCK_TAG", "neutralise_tags", "block_line", "day_label", "format_bl
 # cosines sit on another scale: not tuned for it.
 MIN_SIMILARITY = 0.10
 
+
 @dataclass(frozen=True)
 class Packing:
     """How hits are chosen for a budget: value per token^cost_power, a relevance floor, neighbour expansion."""
 
-    cost_power: float = 0.0        # 0: best first (tuned on real conversations); 1: by value per token, which
+    cost_power: float = 0.0  # 0: best first (tuned on real conversations); 1: by value per token, which
     #                                packs cheap chit-chat ("Thanks!") before the long turn that holds the answer
-    min_relevance: float = 0.0     # skip hits below this share of the best hit's relevance
-    context: float = 0.3           # a turn's value gains this share of its best neighbouring turn's (tuned)
-    neighbours: int = 0            # turns before/after a hit to add when budget is left (0: none; tuned)
-    neighbour_value: float = 0.5   # a neighbour's value as a share of its hit's
+    min_relevance: float = 0.0  # skip hits below this share of the best hit's relevance
+    context: float = 0.3  # a turn's value gains this share of its best neighbouring turn's (tuned)
+    neighbours: int = 0  # turns before/after a hit to add when budget is left (0: none; tuned)
+    neighbour_value: float = 0.5  # a neighbour's value as a share of its hit's
     min_similarity: float = MIN_SIMILARITY  # absolute floor on a hit's cosine to the question (see MIN_SIMILARITY)
 
 
@@ -75,13 +89,19 @@ def in_context(hits: list[Hit], values: list[float], share: float) -> list[float
     "Paris!"), so a turn between two relevant ones outranks a lone match. Facts keep their value."""
     if not share:
         return list(values)
-    at = {((h.source or {}).get("session_id"), (h.source or {}).get("seq")): v
-          for h, v in zip(hits, values) if h.kind == "episode"}
+    at = {
+        ((h.source or {}).get("session_id"), (h.source or {}).get("seq")): v
+        for h, v in zip(hits, values)
+        if h.kind == "episode"
+    }
     out = []
     for hit, value in zip(hits, values):
         sid, seq = (hit.source or {}).get("session_id"), (hit.source or {}).get("seq")
-        near = max((at.get((sid, seq + step), 0.0) for step in (-1, 1)), default=0.0) \
-            if hit.kind == "episode" and seq is not None else 0.0
+        near = (
+            max((at.get((sid, seq + step), 0.0) for step in (-1, 1)), default=0.0)
+            if hit.kind == "episode" and seq is not None
+            else 0.0
+        )
         out.append(value + share * near)
     return out
 
@@ -101,8 +121,11 @@ def day_label(when: datetime | None) -> str:
 
 
 def _header(hit: Hit, session_id: str | None, since_seq: int | None) -> str:
-    here = (session_id is not None and (hit.source or {}).get("session_id") == session_id
-            and (since_seq is None or ((hit.source or {}).get("seq") or 0) >= since_seq))
+    here = (
+        session_id is not None
+        and (hit.source or {}).get("session_id") == session_id
+        and (since_seq is None or ((hit.source or {}).get("seq") or 0) >= since_seq)
+    )
     return f"[{day_label(_date(hit))}{' · earlier in this conversation' if here else ''}]"
 
 
@@ -114,8 +137,15 @@ def format_block(hits: list[Hit], *, session_id: str | None = None, since_seq: i
     if not hits:
         return ""
     far = datetime.min.replace(tzinfo=timezone.utc)
-    ordered = sorted(hits, key=lambda h: (_date(h) or far, (h.source or {}).get("session_id") or "",
-                                          (h.source or {}).get("seq") or 0, h.id))
+    ordered = sorted(
+        hits,
+        key=lambda h: (
+            _date(h) or far,
+            (h.source or {}).get("session_id") or "",
+            (h.source or {}).get("seq") or 0,
+            h.id,
+        ),
+    )
     lines, last = [], None
     for hit in ordered:
         header = _header(hit, session_id, since_seq)
@@ -126,9 +156,16 @@ def format_block(hits: list[Hit], *, session_id: str | None = None, since_seq: i
     return prompts.MEMORY_OPEN + "\n".join(lines) + prompts.MEMORY_CLOSE
 
 
-def pack_by_value(hits: list[Hit], budget_tokens: int, count: Callable[[str], int], *,
-                  packing: Packing = Packing(), values: list[float] | None = None,
-                  session_id: str | None = None, since_seq: int | None = None) -> list[Hit]:
+def pack_by_value(
+    hits: list[Hit],
+    budget_tokens: int,
+    count: Callable[[str], int],
+    *,
+    packing: Packing = Packing(),
+    values: list[float] | None = None,
+    session_id: str | None = None,
+    since_seq: int | None = None,
+) -> list[Hit]:
     """The most valuable hits that fit: greedy by value / tokens**cost_power (default 0: best first), then
     verified; a line said twice (same words, any case) is packed once.
 
@@ -165,10 +202,18 @@ def pack_by_value(hits: list[Hit], budget_tokens: int, count: Callable[[str], in
     return result
 
 
-def with_neighbours(index: "MemoryIndex", user_id: str, packed: list[Hit], budget_tokens: int,
-                    count: Callable[[str], int], *, packing: Packing = Packing(),
-                    exclude: set[tuple] = frozenset(), session_id: str | None = None,
-                    since_seq: int | None = None) -> list[Hit]:
+def with_neighbours(
+    index: MemoryIndex,
+    user_id: str,
+    packed: list[Hit],
+    budget_tokens: int,
+    count: Callable[[str], int],
+    *,
+    packing: Packing = Packing(),
+    exclude: set[tuple] = frozenset(),
+    session_id: str | None = None,
+    since_seq: int | None = None,
+) -> list[Hit]:
     """Add the turns just before/after packed turn memories while the block still fits (best hits first)."""
     if packing.neighbours <= 0 or not packed:
         return packed
@@ -198,7 +243,9 @@ def with_neighbours(index: "MemoryIndex", user_id: str, packed: list[Hit], budge
             result.append(hit)
             days.add(day)
             used += cost
-    while len(result) > len(packed) and count(format_block(result, session_id=session_id,
-                                                           since_seq=since_seq)) > budget_tokens:
+    while (
+        len(result) > len(packed)
+        and count(format_block(result, session_id=session_id, since_seq=since_seq)) > budget_tokens
+    ):
         result.pop()  # BPE is not exactly additive: drop the last neighbours added
     return result

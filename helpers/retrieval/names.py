@@ -71,8 +71,10 @@ def boost_speaker(scores: dict[int, float], speakers: list, speaker: str, boost:
     """`scores` ({row: score}) with the rows `speaker` said raised: times (1 + boost), or a negative score divided
     by it (toward zero); `speakers[row]` is each row's named speaker."""
     up = 1.0 + boost
-    return {row: (score * up if score >= 0 else score / up) if speakers[row] == speaker else score
-            for row, score in scores.items()}
+    return {
+        row: (score * up if score >= 0 else score / up) if speakers[row] == speaker else score
+        for row, score in scores.items()
+    }
 
 
 def check_boost(value: object) -> float:

@@ -5,13 +5,14 @@ Pure functions over numbers and lists: no database, no model. `MemoryIndex.searc
 
 from __future__ import annotations
 
-from typing import Hashable, Sequence, TypeVar
+from collections.abc import Hashable, Sequence
+from typing import TypeVar
 
 import numpy as np
 
 __all__ = ["RRF_K", "LEXICAL_WEIGHT", "rrf", "fuse", "cosine_scores", "top_k", "recency_weight", "with_recency"]
 
-RRF_K = 60            # reciprocal-rank fusion constant (Cormack et al. 2009)
+RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al. 2009)
 # BM25 weight in the fusion (embeddings: 1.0). Provenance, stated plainly: 0.5 gave the best MRR on
 # `python -m helpers.bench recall`, the same scripted trips whose recall figures the README reports, so those
 # figures are not held out for this choice; it was not re-chosen on a tuning half of any data set.
@@ -70,8 +71,13 @@ def with_recency(scores: np.ndarray, weight: np.ndarray) -> np.ndarray:
     return np.where(scores >= 0, scores * weight, scores / np.maximum(weight, 1e-12))
 
 
-def fuse(mode: str, rankings: dict[str, list[int]], sims: np.ndarray | None, lexical: np.ndarray | None,
-         lexical_weight: float | None = None) -> dict[int, float]:
+def fuse(
+    mode: str,
+    rankings: dict[str, list[int]],
+    sims: np.ndarray | None,
+    lexical: np.ndarray | None,
+    lexical_weight: float | None = None,
+) -> dict[int, float]:
     """{row: score before recency}: RRF of both rankings in hybrid mode, else the one ranking's own scores."""
     if mode == "hybrid":
         weight = LEXICAL_WEIGHT if lexical_weight is None else lexical_weight

@@ -47,8 +47,8 @@ __all__ = [
 ]
 
 KINDS = ("fact", "episode")
-EPISODE_USER_CHARS = 1000       # an episode keeps the user's words (up to this many characters) ...
-EPISODE_ASSISTANT_CHARS = 400   # ... and the start of the reply
+EPISODE_USER_CHARS = 1000  # an episode keeps the user's words (up to this many characters) ...
+EPISODE_ASSISTANT_CHARS = 400  # ... and the start of the reply
 _FLOAT32 = BinaryVectorDtype.FLOAT32.value  # b"\x27": the dtype byte of a float32 BSON vector
 
 
@@ -126,13 +126,12 @@ def decode_vector(value: Any) -> np.ndarray:
 def clip(text: str, limit: int) -> str:
     """`text` on one line (whitespace collapsed), cut to `limit` characters with a trailing '…'."""
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def episode_text(user_text: str, assistant_text: str) -> str:
     """One exchange as an episode memory: "User: …\\nAssistant: …" (the reply's start only)."""
-    return (f"User: {clip(user_text, EPISODE_USER_CHARS)}\n"
-            f"Assistant: {clip(assistant_text, EPISODE_ASSISTANT_CHARS)}")
+    return f"User: {clip(user_text, EPISODE_USER_CHARS)}\nAssistant: {clip(assistant_text, EPISODE_ASSISTANT_CHARS)}"
 
 
 @dataclass(frozen=True)
@@ -146,8 +145,8 @@ class Hit:
     created_at: datetime | None
     source: dict | None
     updated_at: datetime | None = None
-    similarity: float | None = None   # cosine to the query (vector and hybrid modes)
-    lexical: float | None = None      # BM25 score (lexical and hybrid modes)
+    similarity: float | None = None  # cosine to the query (vector and hybrid modes)
+    lexical: float | None = None  # BM25 score (lexical and hybrid modes)
     seen_count: int = 1
 
     @property
@@ -194,15 +193,37 @@ def turn_text(role: str, text: str, speaker: str | None = None, when: datetime |
 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _SHORT_DAYS = {"mon": 0, "tue": 1, "tues": 1, "wed": 2, "thu": 3, "thur": 3, "thurs": 3, "fri": 4, "sat": 5, "sun": 6}
-_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-            "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "a couple of": 2,
-            "a few": 3, "few": 3}
-_RELATIVE = re.compile(r"(?i)\b(?:(?P<day>yesterday|today|tomorrow|tonight)"
-                       r"|(?P<which>last|next|this past|this coming) (?P<unit>week(?:end)?|month|year|" +
-                       "|".join(_WEEKDAYS + tuple(sorted(_SHORT_DAYS, key=len, reverse=True))) + r")"
-                       r"|(?P<n>\d+|a couple of|a few|few|an?|" + "|".join(w for w in _NUMBERS if w.isalpha() and w not in ("a", "an", "few"))
-                       + r") (?P<units>days?|weeks?|"
-                       r"months?|years?) ago)\b")
+_NUMBERS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "fifteen": 15,
+    "twenty": 20,
+    "a couple of": 2,
+    "a few": 3,
+    "few": 3,
+}
+_RELATIVE = re.compile(
+    r"(?i)\b(?:(?P<day>yesterday|today|tomorrow|tonight)"
+    r"|(?P<which>last|next|this past|this coming) (?P<unit>week(?:end)?|month|year|"
+    + "|".join(_WEEKDAYS + tuple(sorted(_SHORT_DAYS, key=len, reverse=True)))
+    + r")"
+    r"|(?P<n>\d+|a couple of|a few|few|an?|"
+    + "|".join(w for w in _NUMBERS if w.isalpha() and w not in ("a", "an", "few"))
+    + r") (?P<units>days?|weeks?|"
+    r"months?|years?) ago)\b"
+)
 
 
 def _day(when: datetime) -> str:
@@ -229,7 +250,9 @@ def date_notes(text: str, when: datetime) -> list[str]:
             elif unit == "year":
                 notes[phrase] = str(when.year - 1 if back else when.year + 1)
             elif unit == "month":
-                month = (when.replace(day=1) - timedelta(days=1)) if back else (when.replace(day=28) + timedelta(days=4))
+                month = (
+                    (when.replace(day=1) - timedelta(days=1)) if back else (when.replace(day=28) + timedelta(days=4))
+                )
                 notes[phrase] = f"{month:%B %Y}"
             else:
                 notes[phrase] = f"the {unit} {'before' if back else 'after'} {_day(when)}"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -25,8 +25,13 @@ def _title_for(results: Mapping[str, SimulationResult], finding: str, fallback: 
     return finding if "naive" in results else fallback
 
 
-def plot_input_tokens(results: Mapping[str, SimulationResult], context_window: int | None = None, *,
-                      title: str | None = None, log: bool = False) -> Figure:
+def plot_input_tokens(
+    results: Mapping[str, SimulationResult],
+    context_window: int | None = None,
+    *,
+    title: str | None = None,
+    log: bool = False,
+) -> Figure:
     """Input tokens of each turn's request per strategy, with the context window as a dashed line.
 
     `log=True` uses a logarithmic token axis, so flat strategies stay readable beside naive history's growth.
@@ -39,11 +44,14 @@ def plot_input_tokens(results: Mapping[str, SimulationResult], context_window: i
         if r.overflow_turn:
             ax.axvline(r.overflow_turn, color="grey", lw=0.8, ls=":")
     if context_window:
-        ax.axhline(context_window, color="crimson", ls="--", lw=1.5, label=f"context window ({context_window:,} tokens)")
+        ax.axhline(
+            context_window, color="crimson", ls="--", lw=1.5, label=f"context window ({context_window:,} tokens)"
+        )
     ax.set_xlabel("turn")
     ax.set_ylabel("input tokens per request (tokens" + (", log scale)" if log else ")"))
-    ax.set_title(title or _title_for(results, "Naive history: every turn re-sends all earlier turns",
-                                     "Input tokens per turn"))
+    ax.set_title(
+        title or _title_for(results, "Naive history: every turn re-sends all earlier turns", "Input tokens per turn")
+    )
     if log:
         ax.set_yscale("log")
     ax.yaxis.set_major_formatter(lambda v, _pos: f"{v:,.0f}")
@@ -55,8 +63,9 @@ def plot_input_tokens(results: Mapping[str, SimulationResult], context_window: i
     return fig
 
 
-def plot_cumulative_cost(results: Mapping[str, SimulationResult], fit: bool = True, *,
-                         title: str | None = None) -> Figure:
+def plot_cumulative_cost(
+    results: Mapping[str, SimulationResult], fit: bool = True, *, title: str | None = None
+) -> Figure:
     """Cumulative USD per strategy; with `fit`, the fitted quadratic a·t² + b·t + c over the naive curve."""
     if not results:
         raise ValueError("results is empty: pass {name: SimulationResult}")
@@ -64,17 +73,34 @@ def plot_cumulative_cost(results: Mapping[str, SimulationResult], fit: bool = Tr
     for name, r in results.items():
         t = np.arange(1, r.turns + 1)
         fitted = fit and name == "naive" and r.turns >= 3
-        ax.plot(t, r.cumulative_cost_usd(), lw=4 if fitted else 2, alpha=0.55 if fitted else 1.0,
-                label=f"{name} (total ${r.total_cost_usd:,.4f})")
+        ax.plot(
+            t,
+            r.cumulative_cost_usd(),
+            lw=4 if fitted else 2,
+            alpha=0.55 if fitted else 1.0,
+            label=f"{name} (total ${r.total_cost_usd:,.4f})",
+        )
         if fitted:
             a, b, c = r.fit_quadratic()
-            ax.plot(t, a * t**2 + b * t + c, color="black", ls="--", lw=1.2,
-                    label=f"quadratic fit a·t² + b·t + c (a = {a:.2g} USD/turn²)")
+            ax.plot(
+                t,
+                a * t**2 + b * t + c,
+                color="black",
+                ls="--",
+                lw=1.2,
+                label=f"quadratic fit a·t² + b·t + c (a = {a:.2g} USD/turn²)",
+            )
     ax.set_xlabel("turn")
     ax.set_ylabel("cumulative cost (USD)")
     model = next(iter(results.values())).model
-    ax.set_title(title or _title_for(results, f"Naive history: cumulative cost grows with turns² ({model} prices)",
-                                     f"Cumulative cost ({model} prices)"))
+    ax.set_title(
+        title
+        or _title_for(
+            results,
+            f"Naive history: cumulative cost grows with turns² ({model} prices)",
+            f"Cumulative cost ({model} prices)",
+        )
+    )
     ax.yaxis.set_major_formatter(lambda v, _pos: f"${v:,.2f}" if v >= 0.1 or v == 0 else f"${v:,.3f}")
     ax.set_xlim(left=0)
     ax.set_ylim(bottom=0)

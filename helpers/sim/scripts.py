@@ -11,8 +11,17 @@ from __future__ import annotations
 
 from helpers.prompts import SCOUT_PERSONA
 
-__all__ = ["trip_script", "recall_script", "recall_questions", "PLANTED_FACTS", "PLANTED_DETAILS", "PARAPHRASED", "EXACT_LOOKUPS", "OPENING_TURNS",
-           "TRIP_PERSONA"]
+__all__ = [
+    "trip_script",
+    "recall_script",
+    "recall_questions",
+    "PLANTED_FACTS",
+    "PLANTED_DETAILS",
+    "PARAPHRASED",
+    "EXACT_LOOKUPS",
+    "OPENING_TURNS",
+    "TRIP_PERSONA",
+]
 
 TRIP_PERSONA = SCOUT_PERSONA  # the system prompt the trip script is written for
 
@@ -36,17 +45,48 @@ PLANTED_FACTS: list[tuple[str, str]] = [
 ]
 
 _PLACES: tuple[str, ...] = (
-    "Santa Monica", "Venice", "Silver Lake", "Echo Park", "Griffith Park", "Koreatown", "Little Tokyo",
-    "the Arts District", "Highland Park", "Pasadena", "Malibu", "Manhattan Beach", "Los Feliz",
-    "West Hollywood", "Culver City", "Chinatown", "Boyle Heights", "Leimert Park", "San Pedro", "Burbank",
-    "Eagle Rock", "Larchmont", "Mid-Wilshire", "Palms", "Atwater Village", "Long Beach", "Topanga",
+    "Santa Monica",
+    "Venice",
+    "Silver Lake",
+    "Echo Park",
+    "Griffith Park",
+    "Koreatown",
+    "Little Tokyo",
+    "the Arts District",
+    "Highland Park",
+    "Pasadena",
+    "Malibu",
+    "Manhattan Beach",
+    "Los Feliz",
+    "West Hollywood",
+    "Culver City",
+    "Chinatown",
+    "Boyle Heights",
+    "Leimert Park",
+    "San Pedro",
+    "Burbank",
+    "Eagle Rock",
+    "Larchmont",
+    "Mid-Wilshire",
+    "Palms",
+    "Atwater Village",
+    "Long Beach",
+    "Topanga",
 )
 
 _DETAILS: tuple[str, ...] = (
-    "on a weekday morning", "on Saturday afternoon", "after a late dinner", "on a rainy day",
-    "with a friend who does not drive", "on a tight budget", "right after landing",
-    "before an early flight home", "when it is really hot out", "on our last evening",
-    "with about three hours to spare", "without spending more than twenty dollars",
+    "on a weekday morning",
+    "on Saturday afternoon",
+    "after a late dinner",
+    "on a rainy day",
+    "with a friend who does not drive",
+    "on a tight budget",
+    "right after landing",
+    "before an early flight home",
+    "when it is really hot out",
+    "on our last evening",
+    "with about three hours to spare",
+    "without spending more than twenty dollars",
 )
 
 # Filler questions. `{p}` is a place, `{d}` a detail. None of them states a fact about the user.
@@ -109,12 +149,24 @@ def trip_script(n_turns: int) -> list[str]:
 # keeps the exact words either way.
 PLANTED_DETAILS: tuple[tuple[int, str, str, str], ...] = (
     # (turn index, statement, recall question, substring the answer needs)
-    (8, "We managed to get a table at Bestia on Friday at 7:45pm, just the three of us.",
-     "What time is our dinner reservation at Bestia?", "7:45pm"),
-    (14, "I booked the Broad museum for Sunday at 2:30pm; the confirmation code is QX7-55K.",
-     "What is the confirmation code for our Broad museum tickets?", "QX7-55K"),
-    (21, "My sister Ines is flying into LAX on Thursday, flight DL1187.",
-     "Which flight does my sister Ines land on?", "DL1187"),
+    (
+        8,
+        "We managed to get a table at Bestia on Friday at 7:45pm, just the three of us.",
+        "What time is our dinner reservation at Bestia?",
+        "7:45pm",
+    ),
+    (
+        14,
+        "I booked the Broad museum for Sunday at 2:30pm; the confirmation code is QX7-55K.",
+        "What is the confirmation code for our Broad museum tickets?",
+        "QX7-55K",
+    ),
+    (
+        21,
+        "My sister Ines is flying into LAX on Thursday, flight DL1187.",
+        "Which flight does my sister Ines land on?",
+        "DL1187",
+    ),
 )
 
 
@@ -150,7 +202,9 @@ EXACT_LOOKUPS: tuple[tuple[str, str], ...] = (
 
 def recall_questions() -> list[tuple[str, str, str]]:
     """Every planted question as (kind, question, expected substring): fact, detail, paraphrase or exact."""
-    return ([("fact", q, a) for q, a in PLANTED_FACTS]
-            + [("detail", q, a) for _i, _s, q, a in PLANTED_DETAILS]
-            + [("paraphrase", q, a) for q, a in PARAPHRASED]
-            + [("exact", q, a) for q, a in EXACT_LOOKUPS])
+    return (
+        [("fact", q, a) for q, a in PLANTED_FACTS]
+        + [("detail", q, a) for _i, _s, q, a in PLANTED_DETAILS]
+        + [("paraphrase", q, a) for q, a in PARAPHRASED]
+        + [("exact", q, a) for q, a in EXACT_LOOKUPS]
+    )

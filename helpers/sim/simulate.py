@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import anthropic
 import numpy as np
 from tqdm import tqdm  # text bar: a widget bar saved in a notebook shows "model not found" after a reload
 
 from helpers.config import Settings
-from helpers.llm import REPLY_TOKENS, get_client, offline_transport
-from helpers.offline import SimClock
-from helpers.memory import BoundedMemory, CachedHistoryMemory, HistoryMemory, StatelessMemory, TurnResult, VectorMemory
-from helpers.pricing import CostLedger, Price, cost_of, price_of
 from helpers.db.store import Store, mongomock_store
+from helpers.llm import REPLY_TOKENS, get_client, offline_transport
+from helpers.memory import BoundedMemory, CachedHistoryMemory, HistoryMemory, StatelessMemory, TurnResult, VectorMemory
+from helpers.offline import SimClock
+from helpers.pricing import CostLedger, Price, cost_of, price_of
 
 __all__ = [
     "Strategy",
@@ -36,6 +37,7 @@ __all__ = [
     "is_overflow",
 ]
 
+
 @runtime_checkable
 class Strategy(Protocol):
     """A memory strategy: anything with `turn(text) -> TurnResult` (every class in helpers.memory is one)."""
@@ -48,26 +50,48 @@ StrategyFactory = Callable[..., Strategy]  # factory(client, settings, **kw) -> 
 DEFAULT_KEEP_LAST = 6  # messages (3 exchanges) the last-K workaround keeps
 
 
-def _naive(client: anthropic.Anthropic, settings: Settings, *, system: str | None = None, model: str | None = None,
-           max_tokens: int | None = None, ledger: CostLedger | None = None) -> Strategy:
+def _naive(
+    client: anthropic.Anthropic,
+    settings: Settings,
+    *,
+    system: str | None = None,
+    model: str | None = None,
+    max_tokens: int | None = None,
+    ledger: CostLedger | None = None,
+) -> Strategy:
     """Naive history: every turn resends the whole conversation (HistoryMemory)."""
     return HistoryMemory(client, settings, system=system, model=model, max_tokens=max_tokens, ledger=ledger)
 
 
-def _naive_cached(client: anthropic.Anthropic, settings: Settings, *, system: str | None = None,
-                  model: str | None = None, max_tokens: int | None = None, ledger: CostLedger | None = None) -> Strategy:
+def _naive_cached(
+    client: anthropic.Anthropic,
+    settings: Settings,
+    *,
+    system: str | None = None,
+    model: str | None = None,
+    max_tokens: int | None = None,
+    ledger: CostLedger | None = None,
+) -> Strategy:
     """Naive history with prompt caching: breakpoints on the system prompt and the newest message."""
     return CachedHistoryMemory(client, settings, system=system, model=model, max_tokens=max_tokens, ledger=ledger)
 
 
-def _last_k(client: anthropic.Anthropic, settings: Settings, *, keep_last: int = DEFAULT_KEEP_LAST,
-            system: str | None = None, model: str | None = None, max_tokens: int | None = None,
-            ledger: CostLedger | None = None) -> Strategy:
+def _last_k(
+    client: anthropic.Anthropic,
+    settings: Settings,
+    *,
+    keep_last: int = DEFAULT_KEEP_LAST,
+    system: str | None = None,
+    model: str | None = None,
+    max_tokens: int | None = None,
+    ledger: CostLedger | None = None,
+) -> Strategy:
     """The naive workaround: send only the last `keep_last` messages (HistoryMemory(keep_last=K))."""
     if not isinstance(keep_last, int) or keep_last < 0:
         raise ValueError(f"keep_last must be a whole number of messages ≥ 0, got {keep_last!r}")
-    return HistoryMemory(client, settings, system=system, model=model, max_tokens=max_tokens, ledger=ledger,
-                         keep_last=keep_last)
+    return HistoryMemory(
+        client, settings, system=system, model=model, max_tokens=max_tokens, ledger=ledger, keep_last=keep_last
+    )
 
 
 def _stateless(client: anthropic.Anthropic, settings: Settings, **kw: Any) -> Strategy:
@@ -75,16 +99,38 @@ def _stateless(client: anthropic.Anthropic, settings: Settings, **kw: Any) -> St
     return StatelessMemory(client, settings, **kw)
 
 
-def _bounded(client: anthropic.Anthropic, settings: Settings, *, store: Store | None = None,
-             budget: int | None = None, summary_max_tokens: int | None = None, system: str | None = None,
-             model: str | None = None, max_tokens: int | None = None, ledger: CostLedger | None = None,
-             user_id: str = "simulation", session_id: str | None = None, cache_aware: bool = False,
-             low_water: float = 0.5) -> Strategy:
+def _bounded(
+    client: anthropic.Anthropic,
+    settings: Settings,
+    *,
+    store: Store | None = None,
+    budget: int | None = None,
+    summary_max_tokens: int | None = None,
+    system: str | None = None,
+    model: str | None = None,
+    max_tokens: int | None = None,
+    ledger: CostLedger | None = None,
+    user_id: str = "simulation",
+    session_id: str | None = None,
+    cache_aware: bool = False,
+    low_water: float = 0.5,
+) -> Strategy:
     """Bounded memory (window + running summary); an in-memory store unless `store` is given."""
-    return BoundedMemory(client, settings, store=store or mongomock_store("simulation"), user_id=user_id,
-                         session_id=session_id, budget=budget, summary_max_tokens=summary_max_tokens, system=system,
-                         model=model, max_tokens=max_tokens, ledger=ledger, cache_aware=cache_aware,
-                         low_water=low_water)
+    return BoundedMemory(
+        client,
+        settings,
+        store=store or mongomock_store("simulation"),
+        user_id=user_id,
+        session_id=session_id,
+        budget=budget,
+        summary_max_tokens=summary_max_tokens,
+        system=system,
+        model=model,
+        max_tokens=max_tokens,
+        ledger=ledger,
+        cache_aware=cache_aware,
+        low_water=low_water,
+    )
 
 
 def _bounded_cached(client: anthropic.Anthropic, settings: Settings, **kw: Any) -> Strategy:
@@ -138,8 +184,10 @@ def make_strategy(name: str, client: anthropic.Anthropic, settings: Settings, **
     """Build the registered strategy `name` (e.g. "naive", "last_k") with `kw` passed to its factory."""
     names = available_strategies()
     if name not in STRATEGIES:
-        raise KeyError(f"unknown strategy {name!r}; registered: {', '.join(names)} "
-                       "(add one with helpers.sim.simulate.register_strategy)")
+        raise KeyError(
+            f"unknown strategy {name!r}; registered: {', '.join(names)} "
+            "(add one with helpers.sim.simulate.register_strategy)"
+        )
     return STRATEGIES[name](client, settings, **kw)
 
 
@@ -157,8 +205,9 @@ SIMULATION_CONTEXT_WINDOW = 100_000_000  # offline window for simulations: large
 SECONDS_PER_TURN = 30.0
 
 
-def simulation_client(settings: Settings, *, context_window: int | None = None,
-                      reply_tokens: int | None = REPLY_TOKENS) -> anthropic.Anthropic:
+def simulation_client(
+    settings: Settings, *, context_window: int | None = None, reply_tokens: int | None = REPLY_TOKENS
+) -> anthropic.Anthropic:
     """The client for simulations, replays, benchmarks and imports: offline even with a key set (they measure tokens
     and memory, and hundreds of calls on a shared classroom key cost money and hit rate limits); SIMULATE_LIVE=1
     sends them to the live API on purpose.
@@ -167,9 +216,15 @@ def simulation_client(settings: Settings, *, context_window: int | None = None,
     length) and its prompt cache runs on a `SimClock` that `simulate` moves SECONDS_PER_TURN per turn."""
     if settings.simulate_live and settings.anthropic_api_key:
         return get_client(settings, role="replay")
-    return get_client(settings.with_(anthropic_api_key=None), context_window=context_window or SIMULATION_CONTEXT_WINDOW,
-                      faults="", max_retries=0, role="replay",  # faults="": GTE_OFFLINE_FAULTS does not apply here
-                      reply_tokens=reply_tokens, clock=SimClock())  # the prompt cache runs on simulated time
+    return get_client(
+        settings.with_(anthropic_api_key=None),
+        context_window=context_window or SIMULATION_CONTEXT_WINDOW,
+        faults="",
+        max_retries=0,
+        role="replay",  # faults="": GTE_OFFLINE_FAULTS does not apply here
+        reply_tokens=reply_tokens,
+        clock=SimClock(),
+    )  # the prompt cache runs on simulated time
 
 
 def _clock_of(strategy: Any) -> Any:
@@ -204,16 +259,16 @@ class SimulationResult:
 
     strategy: str
     model: str
-    input_tokens: list[int] = field(default_factory=list)          # usage.input_tokens: the uncached part
+    input_tokens: list[int] = field(default_factory=list)  # usage.input_tokens: the uncached part
     output_tokens: list[int] = field(default_factory=list)
-    cache_write_tokens: list[int] = field(default_factory=list)    # usage.cache_creation_input_tokens
-    cache_read_tokens: list[int] = field(default_factory=list)     # usage.cache_read_input_tokens
+    cache_write_tokens: list[int] = field(default_factory=list)  # usage.cache_creation_input_tokens
+    cache_read_tokens: list[int] = field(default_factory=list)  # usage.cache_read_input_tokens
     cost_usd: list[float] = field(default_factory=list)
     replies: list[str] = field(default_factory=list, repr=False)
-    overflow_turn: int | None = None       # 1-based turn whose request was too long (the run stopped there)
+    overflow_turn: int | None = None  # 1-based turn whose request was too long (the run stopped there)
     overflow_message: str | None = None
-    cost_by_purpose: dict | None = None    # from the strategy's CostLedger, when it has one
-    reply_tokens: int | None = None        # the reply length the offline model padded to (None: unpadded/live)
+    cost_by_purpose: dict | None = None  # from the strategy's CostLedger, when it has one
+    reply_tokens: int | None = None  # the reply length the offline model padded to (None: unpadded/live)
 
     @property
     def request_tokens(self) -> list[int]:
@@ -301,9 +356,17 @@ class SimulationResult:
         }
 
 
-def simulate(strategy: Strategy, script: Iterable[str], *, progress: bool = False, name: str | None = None,
-             model: str | None = None, prices: Mapping[str, Price] | None = None,
-             on_overflow: str = "raise", seconds_per_turn: float = SECONDS_PER_TURN) -> SimulationResult:
+def simulate(
+    strategy: Strategy,
+    script: Iterable[str],
+    *,
+    progress: bool = False,
+    name: str | None = None,
+    model: str | None = None,
+    prices: Mapping[str, Price] | None = None,
+    on_overflow: str = "raise",
+    seconds_per_turn: float = SECONDS_PER_TURN,
+) -> SimulationResult:
     """Run every scripted user message through `strategy.turn` and record tokens and USD per turn.
 
     Cost per turn is the priced `usage` of the chat call; if the strategy has a `CostLedger` (`.ledger`),
@@ -323,7 +386,9 @@ def simulate(strategy: Strategy, script: Iterable[str], *, progress: bool = Fals
     ledger = getattr(strategy, "ledger", None)
     ledger = ledger if isinstance(ledger, CostLedger) else None
     label = name or getattr(strategy, "name", None) or getattr(strategy, "stage", None) or type(strategy).__name__
-    result = SimulationResult(strategy=label, model=model, reply_tokens=reply_tokens_of(getattr(strategy, "client", None)))
+    result = SimulationResult(
+        strategy=label, model=model, reply_tokens=reply_tokens_of(getattr(strategy, "client", None))
+    )
     # On stdout and left in place: a bar on stderr that clears itself leaves an empty pink strip in the notebook.
     bar = tqdm(texts, desc=label, unit="turn", disable=not progress, leave=True, file=sys.stdout)
     clock = _clock_of(strategy)

@@ -7,13 +7,13 @@ import io
 import json
 import sys
 
-from helpers.tools.cli_checks import OneLineParser, UsageError, check_args, positive_int
 from helpers.config import ConfigError, load_settings
+from helpers.db.store import StoreError
 from helpers.llm import get_client
 from helpers.memory import EmptyMessageError, SessionConflict, TurnError
-from helpers.tools.settle import settle_failed_turn
-from helpers.db.store import StoreError
 from helpers.memory.importer import import_turns
+from helpers.tools.cli_checks import OneLineParser, UsageError, check_args, positive_int
+from helpers.tools.settle import settle_failed_turn
 
 __all__ = ["main", "build_parser", "make_memory", "read_jsonl"]
 
@@ -27,37 +27,68 @@ def build_parser() -> argparse.ArgumentParser:
         description="Chat with the model from the terminal: one user message per line; 'quit' or EOF ends.",
     )
     parser.add_argument("--stage", choices=STAGES, default="history", help="which memory strategy to use")
-    parser.add_argument("--system", default=None, help="system prompt (default: plain assistant; Scout from 'bounded' on)")
-    parser.add_argument("--stats", action="store_true",
-                        help="at exit, print the memory's counters (turns, version-guard conflicts, ...) as JSON on stderr")
+    parser.add_argument(
+        "--system", default=None, help="system prompt (default: plain assistant; Scout from 'bounded' on)"
+    )
+    parser.add_argument(
+        "--stats",
+        action="store_true",
+        help="at exit, print the memory's counters (turns, version-guard conflicts, ...) as JSON on stderr",
+    )
     group = parser.add_argument_group("persistent stages (bounded, vector)")
-    group.add_argument("--session-file", default=".session_id",
-                       help="file holding the session id (created if missing; delete it to start over)")
+    group.add_argument(
+        "--session-file",
+        default=".session_id",
+        help="file holding the session id (created if missing; delete it to start over)",
+    )
     group.add_argument("--user", default="default", help="user id: sessions and memories are kept per user")
-    group.add_argument("--budget", type=positive_int, default=None,
-                       help="bounded: window budget in tokens (default WINDOW_BUDGET_TOKENS); vector: one context "
-                            "budget for window + summary + memories (default CONTEXT_BUDGET_TOKENS)")
-    group.add_argument("--summary-max-tokens", type=positive_int, default=None, help="cap on the rolling summary in tokens")
-    group.add_argument("--memory-budget", type=positive_int, default=None,
-                       help="tokens of retrieved long-term memory per request (vector; default MEMORY_BUDGET_TOKENS)")
+    group.add_argument(
+        "--budget",
+        type=positive_int,
+        default=None,
+        help="bounded: window budget in tokens (default WINDOW_BUDGET_TOKENS); vector: one context "
+        "budget for window + summary + memories (default CONTEXT_BUDGET_TOKENS)",
+    )
+    group.add_argument(
+        "--summary-max-tokens", type=positive_int, default=None, help="cap on the rolling summary in tokens"
+    )
+    group.add_argument(
+        "--memory-budget",
+        type=positive_int,
+        default=None,
+        help="tokens of retrieved long-term memory per request (vector; default MEMORY_BUDGET_TOKENS)",
+    )
     actions = group.add_mutually_exclusive_group()
     actions.add_argument("--show-state", action="store_true", help="print the session state as JSON and exit")
-    actions.add_argument("--show-request", metavar="TEXT",
-                         help="print the exact JSON request the next turn would send for TEXT (nothing is sent or saved)")
+    actions.add_argument(
+        "--show-request",
+        metavar="TEXT",
+        help="print the exact JSON request the next turn would send for TEXT (nothing is sent or saved)",
+    )
     actions.add_argument("--rebuild", action="store_true", help="recompute window and summary from the logs")
-    actions.add_argument("--import", dest="import_file", metavar="FILE.jsonl",
-                         help="append a transcript ({role, content[, ts, speaker]} per line; '(conversation on DATE)' lines "
-                              "date what follows) without calling the chat model")
-    parser.add_argument("--forget-user", metavar="USER",
-                        help="erase USER everywhere (sessions, logs, memories and facts) in the store, print what "
-                             "was deleted as JSON and exit; other users are untouched")
+    actions.add_argument(
+        "--import",
+        dest="import_file",
+        metavar="FILE.jsonl",
+        help="append a transcript ({role, content[, ts, speaker]} per line; '(conversation on DATE)' lines "
+        "date what follows) without calling the chat model",
+    )
+    parser.add_argument(
+        "--forget-user",
+        metavar="USER",
+        help="erase USER everywhere (sessions, logs, memories and facts) in the store, print what "
+        "was deleted as JSON and exit; other users are untouched",
+    )
     return parser
 
 
 def _stdin_lines():
     """Yield stdin lines decoded as UTF-8; undecodable bytes become U+FFFD instead of crashing."""
-    stream = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace", newline=None) \
-        if hasattr(sys.stdin, "buffer") else sys.stdin
+    stream = (
+        io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace", newline=None)
+        if hasattr(sys.stdin, "buffer")
+        else sys.stdin
+    )
     for line in stream:
         yield line.rstrip("\r\n")
 
@@ -71,15 +102,29 @@ def make_memory(args, settings, client):
         store = open_store(settings)
         cls = VectorMemory if args.stage == "vector" else BoundedMemory
         if args.stage == "vector":  # one context budget, allocated per question (helpers.memory.budget)
-            from helpers.retrieval import (embeddings)  # the embedder follows the same settings (VOYAGE_API_KEY / EMBEDDER, env or .env)
+            from helpers.retrieval import (
+                embeddings,  # the embedder follows the same settings (VOYAGE_API_KEY / EMBEDDER, env or .env)
+            )
 
-            extra = {"memory_budget": args.memory_budget, "context_budget": args.budget or settings.context_budget,
-                     "embedder": embeddings.get_embedder(settings)}
+            extra = {
+                "memory_budget": args.memory_budget,
+                "context_budget": args.budget or settings.context_budget,
+                "embedder": embeddings.get_embedder(settings),
+            }
             budget = None
         else:
             extra, budget = {}, args.budget
-        return cls(client, settings, store=store, user_id=args.user, session_file=args.session_file,
-                   budget=budget, summary_max_tokens=args.summary_max_tokens, system=args.system, **extra)
+        return cls(
+            client,
+            settings,
+            store=store,
+            user_id=args.user,
+            session_file=args.session_file,
+            budget=budget,
+            summary_max_tokens=args.summary_max_tokens,
+            system=args.system,
+            **extra,
+        )
     cls = {"stateless": StatelessMemory, "history": HistoryMemory}[args.stage]
     return cls(client, settings, system=args.system)
 
@@ -147,8 +192,7 @@ def _settle(memory, err: BaseException) -> str:
     if store is None:
         return "(your message was kept; try again)"
     try:
-        settle_failed_turn(store, memory.user_id, memory.session_id, getattr(memory, "turn_id", None),
-                           _one_line(err))
+        settle_failed_turn(store, memory.user_id, memory.session_id, getattr(memory, "turn_id", None), _one_line(err))
     except Exception:  # noqa: BLE001 - the database is down too: its entries (if any) stay 'pending'
         return "(the database did not answer: once it is back, run --rebuild and try again)"
     return "(your message was kept; try again)"
@@ -166,8 +210,10 @@ def main(argv: list[str] | None = None) -> int:
         print("error: --forget-user runs alone (no --show-state/--show-request/--rebuild/--import)", file=sys.stderr)
         return 2
     if one_shot and args.stage not in PERSISTENT:
-        print("error: --show-state/--show-request/--rebuild/--import need a persistent stage (--stage bounded)",
-              file=sys.stderr)
+        print(
+            "error: --show-state/--show-request/--rebuild/--import need a persistent stage (--stage bounded)",
+            file=sys.stderr,
+        )
         return 2
     try:  # every argument and setting is checked before anything is created or written
         settings = load_settings()

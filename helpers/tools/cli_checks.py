@@ -19,7 +19,7 @@ __all__ = ["UsageError", "OneLineParser", "positive_int", "check_args", "MAX_TOK
 
 MAX_TOKENS_ARG = 1_000_000_000  # far above any context window; stops absurd values before they reach the database
 MAX_ID_CHARS = 256
-MAX_FAULTS = 10_000             # GTE_OFFLINE_FAULTS "500xN": N is a test knob, not a way to fill memory
+MAX_FAULTS = 10_000  # GTE_OFFLINE_FAULTS "500xN": N is a test knob, not a way to fill memory
 _DIGITS = re.compile(r"\+?[0-9]+")
 
 
@@ -40,8 +40,12 @@ class OneLineParser(argparse.ArgumentParser):
         parsed = super().parse_args(args, namespace)
         for action in self._actions:
             value = getattr(parsed, action.dest, None)
-            if action.option_strings and action.nargs is None and isinstance(value, list) \
-                    and not isinstance(action.default, list):
+            if (
+                action.option_strings
+                and action.nargs is None
+                and isinstance(value, list)
+                and not isinstance(action.default, list)
+            ):
                 self.error(f"argument {'/'.join(action.option_strings)}: expected one argument, got '--'")
         return parsed
 
@@ -131,8 +135,13 @@ def _check_faults(env: Mapping[str, str]) -> None:
         raise UsageError(f"{shown} is not a fault plan ({err}); e.g. '529x2,429'") from None
 
 
-def check_args(args: argparse.Namespace, settings: Settings, persistent: bool,
-               read_import: Callable[[str], list[dict]], env: Mapping[str, str] | None = None) -> dict[str, Any]:
+def check_args(
+    args: argparse.Namespace,
+    settings: Settings,
+    persistent: bool,
+    read_import: Callable[[str], list[dict]],
+    env: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """Raise UsageError naming the first unusable argument or setting; return what was read (the --import turns)."""
     _check_faults(os.environ if env is None else env)
     _check_id("--user", args.user)

@@ -20,6 +20,7 @@ point, version-guarded) and then marks both entries "ok". A failed call marks th
 from __future__ import annotations
 
 from collections import Counter
+
 __all__ = ["check_consistency"]
 
 
@@ -55,8 +56,12 @@ def check_consistency(store, user_id: str, session_id: str, *, budget: int | Non
 
     session = store.load_session(user_id, session_id)
     turns = committed_turns(session)
-    ok = {e["seq"] for e in logs if e.get("status") == "ok"
-          or (e.get("status") in ("pending", "unanswered") and e.get("turn") and e["turn"] in turns)}
+    ok = {
+        e["seq"]
+        for e in logs
+        if e.get("status") == "ok"
+        or (e.get("status") in ("pending", "unanswered") and e.get("turn") and e["turn"] in turns)
+    }
     if session is None:
         if ok:
             problems.append(f"no session document, but {len(ok)} log entries are 'ok' (acknowledged)")
@@ -76,8 +81,9 @@ def check_consistency(store, user_id: str, session_id: str, *, budget: int | Non
             if entry.get("role") != m.get("role") or entry.get("content") != m.get("content"):
                 problems.append(f"{where}[{i}] (seq {seq}) differs from its log entry")
             if entry.get("status") not in ("ok", "pending") and entry["seq"] not in ok:
-                problems.append(f"{where}[{i}] (seq {seq}) is in the session but its log status is "
-                                f"{entry.get('status')!r}")
+                problems.append(
+                    f"{where}[{i}] (seq {seq}) is in the session but its log status is {entry.get('status')!r}"
+                )
     twice = sorted(s for s, n in Counter(in_session).items() if n > 1)
     if twice:
         problems.append(f"seqs in the session more than once (window + pending): {twice[:10]}")
@@ -97,16 +103,22 @@ def check_consistency(store, user_id: str, session_id: str, *, budget: int | Non
     held = set(in_session)
     for seq in sorted(ok - held):
         if not (covered and first is not None and last is not None and first <= seq <= last):
-            problems.append(f"log seq {seq} is committed but neither in the window, pending, nor the summary's coverage")
+            problems.append(
+                f"log seq {seq} is committed but neither in the window, pending, nor the summary's coverage"
+            )
     # Counts: what the session accounts for must equal what it committed (turn ids decide; no slack for
     # 'pending' entries, which once hid a committed exchange that a rebuild had dropped).
     must = len(ok | held)
     slack = 0
     accounted = covered + len(in_session)
     if accounted < must:
-        problems.append(f"counts do not add up: summary covers {covered} + window {len(window)} + pending "
-                        f"{len(pending)} = {accounted} < {must} acknowledged messages (some were lost)")
+        problems.append(
+            f"counts do not add up: summary covers {covered} + window {len(window)} + pending "
+            f"{len(pending)} = {accounted} < {must} acknowledged messages (some were lost)"
+        )
     elif accounted > must + slack:
-        problems.append(f"counts do not add up: summary covers {covered} + window {len(window)} + pending "
-                        f"{len(pending)} = {accounted} > {must + slack} committed messages (double-counted, or holding entries no turn committed)")
+        problems.append(
+            f"counts do not add up: summary covers {covered} + window {len(window)} + pending "
+            f"{len(pending)} = {accounted} > {must + slack} committed messages (double-counted, or holding entries no turn committed)"
+        )
     return problems

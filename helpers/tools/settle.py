@@ -12,7 +12,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["settle_failed_turn"]
 
 
-def settle_failed_turn(store: "Store", user_id: str, session_id: str, turn: str | None, error: str) -> dict[str, int]:
+def settle_failed_turn(store: Store, user_id: str, session_id: str, turn: str | None, error: str) -> dict[str, int]:
     """After turn `turn` raised: mark its still-'pending' entries by what the saved session says.
 
     The session save is the commit point: a turn it committed (listed in `commits` or held in the window or
@@ -26,7 +26,9 @@ def settle_failed_turn(store: "Store", user_id: str, session_id: str, turn: str 
     if turn in committed_turns(store.load_session(user_id, session_id)):
         done["ok"] = confirm_turns(store, user_id, session_id, [turn])
         return done
-    result = store.logs.update_many({"user_id": user_id, "session_id": session_id, "turn": turn, "status": "pending"},
-                                    {"$set": {"status": "unanswered", "error": error[:500]}})
+    result = store.logs.update_many(
+        {"user_id": user_id, "session_id": session_id, "turn": turn, "status": "pending"},
+        {"$set": {"status": "unanswered", "error": error[:500]}},
+    )
     done["unanswered"] = result.modified_count
     return done

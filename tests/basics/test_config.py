@@ -17,8 +17,16 @@ def test_defaults_without_env():
 
 
 def test_env_values_are_read():
-    s = load_settings({"ANTHROPIC_API_KEY": "sk-test", "MONGODB_URI": "mongodb://u:p@h:1", "WINDOW_BUDGET_TOKENS": "300",
-                       "OFFLINE_CONTEXT_WINDOW": "4_000", "CHAT_MODEL": "claude-sonnet-4-5", "MAX_RETRIES": "0"})
+    s = load_settings(
+        {
+            "ANTHROPIC_API_KEY": "sk-test",
+            "MONGODB_URI": "mongodb://u:p@h:1",
+            "WINDOW_BUDGET_TOKENS": "300",
+            "OFFLINE_CONTEXT_WINDOW": "4_000",
+            "CHAT_MODEL": "claude-sonnet-4-5",
+            "MAX_RETRIES": "0",
+        }
+    )
     assert s.mode == "live" and s.window_budget == 300 and s.offline_context_window == 4000
     assert s.chat_model == "claude-sonnet-4-5" and s.max_retries == 0
 
@@ -40,7 +48,9 @@ def test_dotenv_file_is_read_and_environment_wins(tmp_path, monkeypatch):
 
 
 def test_describe_is_one_line_and_hides_credentials():
-    line = describe(load_settings({"ANTHROPIC_API_KEY": "sk-secret-123", "MONGODB_URI": "mongodb://bob:hunter2@db:27017"}))
+    line = describe(
+        load_settings({"ANTHROPIC_API_KEY": "sk-secret-123", "MONGODB_URI": "mongodb://bob:hunter2@db:27017"})
+    )
     assert "\n" not in line and "live" in line
     assert "hunter2" not in line and "sk-secret-123" not in line
     offline = describe(load_settings({}))
@@ -54,7 +64,9 @@ def test_repr_never_shows_the_key():
 
 
 def test_import_reads_and_connects_nothing():
-    code = ("import sys, helpers.config, helpers.llm, helpers.memory, helpers.tools.chat, helpers.tokens;"
-            "bad=[m for m in ('pymongo','anthropic_tokenizer') if m in sys.modules]; print(bad)")
+    code = (
+        "import sys, helpers.config, helpers.llm, helpers.memory, helpers.tools.chat, helpers.tokens;"
+        "bad=[m for m in ('pymongo','anthropic_tokenizer') if m in sys.modules]; print(bad)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "anthropic_tokenizer" not in out

@@ -7,8 +7,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers.conversation import (group_exchanges, is_tool_result_turn, reply_text, starts_exchange, strip_meta,
-                                  text_of, tool_result_ids, tool_use_ids, validate_messages)
+from helpers.conversation import (
+    group_exchanges,
+    is_tool_result_turn,
+    reply_text,
+    starts_exchange,
+    strip_meta,
+    text_of,
+    tool_result_ids,
+    tool_use_ids,
+    validate_messages,
+)
 
 TOOL_USE = {"type": "tool_use", "id": "toolu_1", "name": "weather", "input": {"city": "LA", "days": 2}}
 TOOL_RESULT = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "sunny, 24C"}
@@ -34,6 +43,7 @@ def tool_turns():
 
 # --- text_of -----------------------------------------------------------------
 
+
 def test_text_of_plain_string_and_message():
     assert text_of("hello") == "hello"
     assert text_of(user("hello", tokens=3, seq=7)) == "hello"
@@ -55,7 +65,11 @@ def test_text_of_tool_use_block():
 
 def test_text_of_tool_result_block_with_str_and_block_content():
     assert text_of(TOOL_RESULT) == "[tool_result toolu_1: sunny, 24C]"
-    listed = {"type": "tool_result", "tool_use_id": "toolu_2", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}
+    listed = {
+        "type": "tool_result",
+        "tool_use_id": "toolu_2",
+        "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
+    }
     assert text_of(user([listed])) == "[tool_result toolu_2: a\nb]"
     failed = {"type": "tool_result", "tool_use_id": "toolu_3", "content": "timeout", "is_error": True}
     assert text_of(failed) == "[tool_result (error) toolu_3: timeout]"
@@ -71,6 +85,7 @@ def test_text_of_rejects_other_types():
 
 
 # --- tool ids and turn kinds --------------------------------------------------
+
 
 def test_tool_ids():
     ask, call, result, answer = tool_turns()
@@ -92,6 +107,7 @@ def test_is_tool_result_turn():
 
 
 # --- group_exchanges ----------------------------------------------------------
+
 
 def test_group_plain_chat():
     msgs = [user("a"), assistant("b"), user("c"), assistant("d")]
@@ -137,6 +153,7 @@ def test_group_concatenation_is_identity_and_boundaries_are_user_turns(kinds):
 
 # --- validate_messages --------------------------------------------------------
 
+
 def test_validate_accepts_good_conversations():
     validate_messages([user("hi")])
     validate_messages(tool_turns() + [user("thanks", tokens=2, seq=5)])
@@ -171,6 +188,7 @@ def test_validate_rejects(messages, match):
 
 # --- strip_meta ---------------------------------------------------------------
 
+
 def test_strip_meta_keeps_only_role_and_content():
     stored = user("hi", tokens=3, seq=9, _id="x")
     assert strip_meta(stored) == {"role": "user", "content": "hi"}
@@ -178,10 +196,18 @@ def test_strip_meta_keeps_only_role_and_content():
 
 
 def test_reply_text_joins_the_text_blocks_of_a_reply_and_skips_tool_use():
-    reply = anthropic.types.Message.model_validate({
-        "id": "msg_1", "type": "message", "role": "assistant", "model": "m", "stop_reason": "end_turn",
-        "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1},
-        "content": [{"type": "text", "text": "It is "}, TOOL_USE, {"type": "text", "text": "sunny."}]})
+    reply = anthropic.types.Message.model_validate(
+        {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "m",
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+            "content": [{"type": "text", "text": "It is "}, TOOL_USE, {"type": "text", "text": "sunny."}],
+        }
+    )
     assert reply_text(reply) == "It is sunny."
 
 

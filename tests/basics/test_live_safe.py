@@ -8,8 +8,16 @@ import httpx2
 import pytest
 
 from helpers.config import ConfigError, describe, load_settings
-from helpers.llm import (OFFLINE_USAGE, LiveCallLimit, LiveTransport, get_client, is_offline, live_calls, live_cost,
-                         offline_transport)
+from helpers.llm import (
+    OFFLINE_USAGE,
+    LiveCallLimit,
+    LiveTransport,
+    get_client,
+    is_offline,
+    live_calls,
+    live_cost,
+    offline_transport,
+)
 from helpers.memory import BoundedMemory, TurnError
 from helpers.offline import OfflineModel, OfflineTransport
 from helpers.sim.scripts import trip_script
@@ -30,8 +38,11 @@ class Counting(httpx2.BaseTransport):
         if self.statuses:
             status = self.statuses.pop(0)
             kind = "rate_limit_error" if status == 429 else "overloaded_error"
-            return httpx2.Response(status, headers={"retry-after-ms": "1"},
-                                   json={"type": "error", "error": {"type": kind, "message": kind}})
+            return httpx2.Response(
+                status,
+                headers={"retry-after-ms": "1"},
+                json={"type": "error", "error": {"type": kind, "message": kind}},
+            )
         return self.offline.handle_request(request)
 
 

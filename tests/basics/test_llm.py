@@ -30,8 +30,9 @@ def test_offline_replies_are_sdk_types_and_never_touch_the_network(monkeypatch):
 
     monkeypatch.setattr(httpx2.HTTPTransport, "handle_request", no_network)
     client = get_client(load_settings({}))
-    message = client.messages.create(model="claude-haiku-4-5", max_tokens=50,
-                                     messages=[{"role": "user", "content": "hello"}])
+    message = client.messages.create(
+        model="claude-haiku-4-5", max_tokens=50, messages=[{"role": "user", "content": "hello"}]
+    )
     assert isinstance(message, anthropic.types.Message)
     assert message.content[0].type == "text" and message.usage.input_tokens > 0
     count = client.messages.count_tokens(model="claude-haiku-4-5", messages=[{"role": "user", "content": "hello"}])
@@ -54,6 +55,7 @@ def test_live_api_round_trip():
     if not os.environ.get("ANTHROPIC_API_KEY"):
         pytest.skip("needs ANTHROPIC_API_KEY (live test)")
     client = get_client()
-    message = client.messages.create(model=load_settings().chat_model, max_tokens=20,
-                                     messages=[{"role": "user", "content": "Say hi."}])
+    message = client.messages.create(
+        model=load_settings().chat_model, max_tokens=20, messages=[{"role": "user", "content": "Say hi."}]
+    )
     assert message.usage.input_tokens > 0

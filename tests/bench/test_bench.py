@@ -11,14 +11,25 @@ from helpers.bench import build_parser, main
 from helpers.bench.cost_table import KINDS, ROWS, _SameBatches, cost_table, crossover_turn
 from helpers.sim.simulate import REPLY_TOKENS
 
-KEYS = {"turns", "total_input_tokens", "total_output_tokens", "max_turn_input_tokens", "cost_usd",
-        "per_turn_input_tokens", "per_turn_output_tokens", "per_turn_cost_usd", "fitted_exponent", "strategy"}
+KEYS = {
+    "turns",
+    "total_input_tokens",
+    "total_output_tokens",
+    "max_turn_input_tokens",
+    "cost_usd",
+    "per_turn_input_tokens",
+    "per_turn_output_tokens",
+    "per_turn_cost_usd",
+    "fitted_exponent",
+    "strategy",
+}
 
 
 def run_bench(*args):
     env = {**os.environ, "ANTHROPIC_API_KEY": ""}
-    return subprocess.run([sys.executable, "-m", "helpers.bench", *args], capture_output=True, text=True,
-                          timeout=120, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "helpers.bench", *args], capture_output=True, text=True, timeout=120, env=env
+    )
 
 
 @pytest.mark.slow  # a CLI subprocess (seconds each): the full set runs it
@@ -48,7 +59,10 @@ def test_table_output_and_context_window_overflow(capsys):
     assert main(["cost", "--strategy", "naive", "--turns", "30", "--context-window", "1500", "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert "overflow at turn" in out and "prompt is too long" in out and "total: input" in out
-    assert main(["cost", "--strategy", "naive", "--turns", "30", "--context-window", "1500", "--json", "--no-progress"]) == 0
+    assert (
+        main(["cost", "--strategy", "naive", "--turns", "30", "--context-window", "1500", "--json", "--no-progress"])
+        == 0
+    )
     report = json.loads(capsys.readouterr().out)
     assert report["overflow_turn"] == report["turns"] + 1 and report["max_turn_input_tokens"] <= 1500
 
@@ -63,10 +77,10 @@ def test_bad_arguments_are_refused(capsys):
 
 
 def test_crossover_is_the_first_turn_from_which_ours_stays_cheaper():
-    assert crossover_turn([1, 2, 3, 4], [2, 2, 4, 5]) == 3   # below at 1, tied at 2, below from 3 on
+    assert crossover_turn([1, 2, 3, 4], [2, 2, 4, 5]) == 3  # below at 1, tied at 2, below from 3 on
     assert crossover_turn([1, 1], [2, 2]) == 1
     assert crossover_turn([3, 3], [2, 2]) is None
-    assert crossover_turn([1, 5], [2, 2]) is None            # below first, not at the end: no crossover
+    assert crossover_turn([1, 5], [2, 2]) is None  # below first, not at the end: no crossover
 
 
 def test_side_by_side_table_has_every_strategy_kind_and_checkpoint(capsys, tmp_path):
@@ -132,4 +146,7 @@ def test_side_by_side_in_two_processes_gives_the_same_figures_as_in_one():
     rows = [r for r in ROWS if r[1] in ("naive", "vector", "vector_cached")]
     one = cost_table([2, 4], models=["claude-haiku-4-5", "claude-sonnet-4-5"], rows=rows)
     two = cost_table([2, 4], models=["claude-haiku-4-5", "claude-sonnet-4-5"], rows=rows, jobs=2)
-    assert one == two and one["strategies"]["vector (cache-aware)"]["by_model"]["claude-sonnet-4-5"]["4"]["chat"]["calls"] == 4
+    assert (
+        one == two
+        and one["strategies"]["vector (cache-aware)"]["by_model"]["claude-sonnet-4-5"]["4"]["chat"]["calls"] == 4
+    )

@@ -7,27 +7,60 @@ import pytest
 
 from helpers.bench.cli import build_parser
 from helpers.bench.longmem import command
-from helpers.bench.longmem.locomo import (TUNE_IDS, answer_recall, content_words, evidence_coverage, load_results,
-                                          locomo_split, results_markdown, strongest_baseline,
-                                          read_locomo, write_transcript)
+from helpers.bench.longmem.locomo import (
+    TUNE_IDS,
+    answer_recall,
+    content_words,
+    evidence_coverage,
+    load_results,
+    locomo_split,
+    read_locomo,
+    results_markdown,
+    strongest_baseline,
+    write_transcript,
+)
 from helpers.memory.transcript import read_transcript_file
 
 
 def _sample(sample_id: str) -> dict:
-    return {"sample_id": sample_id,
-            "conversation": {"speaker_a": "Ana", "speaker_b": "Ben",
-                             "session_1_date_time": "1:56 pm on 8 May, 2023",
-                             "session_1": [{"speaker": "Ana", "dia_id": "D1:1", "text": "I adopted a dog named Rex."},
-                                           {"speaker": "Ben", "dia_id": "D1:2", "text": "Lovely!",
-                                            "img_url": ["x"], "blip_caption": "a puppy on a sofa"}],
-                             "session_2_date_time": "10:00 am on 20 June, 2023",
-                             "session_2": [{"speaker": "Ben", "dia_id": "D2:1", "text": "How is Rex?"},
-                                           {"speaker": "Ana", "dia_id": "D2:2", "text": "He learned to sit."}]},
-            "qa": [{"question": "What is Ana's dog called?", "answer": "Rex", "evidence": ["D1:1"], "category": 4},
-                   {"question": "When did Ana adopt a dog?", "answer": "7 May 2023", "evidence": ["D1:1; D9:9"],
-                    "category": 2},
-                   {"question": "What did Ben's cat learn?", "adversarial_answer": "to sit", "evidence": ["D2:2"],
-                    "category": 5}]}
+    return {
+        "sample_id": sample_id,
+        "conversation": {
+            "speaker_a": "Ana",
+            "speaker_b": "Ben",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                {"speaker": "Ana", "dia_id": "D1:1", "text": "I adopted a dog named Rex."},
+                {
+                    "speaker": "Ben",
+                    "dia_id": "D1:2",
+                    "text": "Lovely!",
+                    "img_url": ["x"],
+                    "blip_caption": "a puppy on a sofa",
+                },
+            ],
+            "session_2_date_time": "10:00 am on 20 June, 2023",
+            "session_2": [
+                {"speaker": "Ben", "dia_id": "D2:1", "text": "How is Rex?"},
+                {"speaker": "Ana", "dia_id": "D2:2", "text": "He learned to sit."},
+            ],
+        },
+        "qa": [
+            {"question": "What is Ana's dog called?", "answer": "Rex", "evidence": ["D1:1"], "category": 4},
+            {
+                "question": "When did Ana adopt a dog?",
+                "answer": "7 May 2023",
+                "evidence": ["D1:1; D9:9"],
+                "category": 2,
+            },
+            {
+                "question": "What did Ben's cat learn?",
+                "adversarial_answer": "to sit",
+                "evidence": ["D2:2"],
+                "category": 5,
+            },
+        ],
+    }
 
 
 @pytest.fixture
@@ -62,7 +95,11 @@ def test_transcript_goes_through_the_import_reader_with_sessions_and_names(locom
     conv = read_locomo(locomo_file)[0]
     turns = read_transcript_file(str(write_transcript(conv, tmp_path / "t.jsonl")))
     assert [(t.speaker, t.conversation, t.ts.date().isoformat()) for t in turns] == [
-        ("Ana", 0, "2023-05-08"), ("Ben", 0, "2023-05-08"), ("Ben", 1, "2023-06-20"), ("Ana", 1, "2023-06-20")]
+        ("Ana", 0, "2023-05-08"),
+        ("Ben", 0, "2023-05-08"),
+        ("Ben", 1, "2023-06-20"),
+        ("Ana", 1, "2023-06-20"),
+    ]
     assert turns[1].content.endswith("[shares a photo of a puppy on a sofa]")
 
 
@@ -85,8 +122,10 @@ def test_bad_file_is_a_clear_error(tmp_path):
 
 def test_answer_recall_counts_content_words_and_ignores_the_question():
     assert content_words("The 7 May, 2023") == ["7", "may", "2023"]
-    request = {"system": "[Monday 8 May 2023]\nAna: I adopted Rex.",
-               "messages": [{"role": "user", "content": "When did Ana adopt 7 dogs?"}]}
+    request = {
+        "system": "[Monday 8 May 2023]\nAna: I adopted Rex.",
+        "messages": [{"role": "user", "content": "When did Ana adopt 7 dogs?"}],
+    }
     assert answer_recall(request, "7 May 2023") == pytest.approx(2 / 3)  # "7" only in the question
     assert answer_recall(request, "Rex") == 1.0
     assert answer_recall(request, "Rexford") == 0.0
@@ -113,11 +152,13 @@ def test_results_file_keeps_each_part_with_its_provenance(locomo_file, tmp_path)
 
 
 def test_results_table_and_strongest_baseline_come_from_the_file(tmp_path):
-    rows = [{"method": "full", "budget": None, "recall": 0.9, "evidence": 1.0, "tokens_per_question": 20000},
-            {"method": "bm25", "budget": 2000, "recall": 0.7, "evidence": 0.6, "tokens_per_question": 1990},
-            {"method": "hybrid", "budget": 2000, "recall": 0.75, "evidence": 0.7, "tokens_per_question": 1990},
-            {"method": "hybrid", "budget": 1000, "recall": 0.6, "evidence": 0.5, "tokens_per_question": 990},
-            {"method": "vector", "budget": 2000, "recall": 0.85, "evidence": 0.76, "tokens_per_question": 1980}]
+    rows = [
+        {"method": "full", "budget": None, "recall": 0.9, "evidence": 1.0, "tokens_per_question": 20000},
+        {"method": "bm25", "budget": 2000, "recall": 0.7, "evidence": 0.6, "tokens_per_question": 1990},
+        {"method": "hybrid", "budget": 2000, "recall": 0.75, "evidence": 0.7, "tokens_per_question": 1990},
+        {"method": "hybrid", "budget": 1000, "recall": 0.6, "evidence": 0.5, "tokens_per_question": 990},
+        {"method": "vector", "budget": 2000, "recall": 0.85, "evidence": 0.76, "tokens_per_question": 1980},
+    ]
     source = {"mode": "offline", "commit": "abcdef123", "date": "2026-12-01T16:00:00+00:00"}
     path = tmp_path / "r.json"
     command.write_results(path, "report", {"rows": rows, "conversations": ["conv-42"], "questions": 3}, source)

@@ -7,17 +7,18 @@ import sys
 
 import pytest
 
-from helpers.bench import answer_in_request, main as bench_main
-from helpers.bench.longmem.methods import BM25, METHODS, format_markdown, format_table, rrf, run_longmem
+from helpers.bench import answer_in_request
+from helpers.bench import main as bench_main
 from helpers.bench.longmem.data import CATEGORIES, SPLITS, corpus, date_forms, generate, write_jsonl
+from helpers.bench.longmem.methods import BM25, METHODS, format_markdown, format_table, rrf, run_longmem
 from helpers.bench.scoring import gold_in_request, mentions
-
 
 # ---------------------------------------------------------------------------- whole-word scoring
 
+
 def test_answer_in_request_matches_whole_words_only():
     request = {"system": "Be brief.", "messages": [{"role": "user", "content": "Did someone steal my bike?"}]}
-    assert not answer_in_request(request, "teal")          # a substring match said yes here
+    assert not answer_in_request(request, "teal")  # a substring match said yes here
     assert answer_in_request(request, "STEAL")
     assert answer_in_request({"system": "Her coat is teal.", "messages": []}, "teal")
     assert answer_in_request({"system": "", "messages": [{"role": "user", "content": "teal's nice"}]}, "teal")
@@ -41,6 +42,7 @@ def test_gold_needs_every_group():
 
 
 # ---------------------------------------------------------------------------- corpus
+
 
 def test_corpus_is_long_dated_two_person_and_has_enough_questions():
     convs = corpus("all")
@@ -92,6 +94,7 @@ def test_transcript_file_is_what_import_reads(tmp_path):
 
 # ---------------------------------------------------------------------------- baselines
 
+
 def test_bm25_prefers_the_rarer_matching_term():
     index = BM25(["the cello lesson went well", "the weather was grim", "lesson about lessons and weather"])
     scores = index.scores("cello lesson")
@@ -104,6 +107,7 @@ def test_rrf_rewards_items_ranked_well_by_both():
 
 
 # ---------------------------------------------------------------------------- the harness on tiny data
+
 
 @pytest.fixture(scope="module")
 def tiny():
@@ -155,6 +159,7 @@ def test_bench_longmem_rejects_bad_arguments(capsys):
 
 # ---------------------------------------------------------------------------- through the CLI (issue 13 "Done when")
 
+
 def _chat(*args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "ANTHROPIC_API_KEY": ""}
     return subprocess.run([sys.executable, "-m", "helpers.chat", *args], capture_output=True, timeout=900, env=env)
@@ -165,19 +170,45 @@ def test_cli_recalls_an_old_fact_for_a_paraphrased_question_for_that_user_only(t
     # 9 sessions (362 turns) still hold facts 300+ turns and 5+ sessions back; another user has memories of their own
     owner, other = generate(3, sessions=9), generate(4, sessions=6, exchanges=(4, 5))
     last_session = owner.turns[-1]["session"]
-    q = next(q for q in owner.questions if q.category == "single-hop" and len(q.evidence) == 1
-             and len(owner.turns) - q.evidence[0] >= 300 and last_session - q.sessions[0] >= 5)
+    q = next(
+        q
+        for q in owner.questions
+        if q.category == "single-hop"
+        and len(q.evidence) == 1
+        and len(owner.turns) - q.evidence[0] >= 300
+        and last_session - q.sessions[0] >= 5
+    )
     said = owner.turns[q.evidence[0]]["content"]
     assert not any(mentions(q.text, a) for a in q.gold[0]) and q.text not in said  # paraphrased, not quoted
     for conv in (owner, other):
         path = write_jsonl(conv, tmp_path / f"{conv.user_id}.jsonl")
-        out = _chat("--stage", "vector", "--user", conv.user_id, "--session-file", str(tmp_path / conv.user_id),
-                    "--budget", "2000", "--import", str(path))
+        out = _chat(
+            "--stage",
+            "vector",
+            "--user",
+            conv.user_id,
+            "--session-file",
+            str(tmp_path / conv.user_id),
+            "--budget",
+            "2000",
+            "--import",
+            str(path),
+        )
         assert out.returncode == 0, out.stderr.decode()[-2000:]
     requests = {}
     for conv in (owner, other):
-        out = _chat("--stage", "vector", "--user", conv.user_id, "--session-file", str(tmp_path / conv.user_id),
-                    "--budget", "2000", "--show-request", q.text)
+        out = _chat(
+            "--stage",
+            "vector",
+            "--user",
+            conv.user_id,
+            "--session-file",
+            str(tmp_path / conv.user_id),
+            "--budget",
+            "2000",
+            "--show-request",
+            q.text,
+        )
         assert out.returncode == 0, out.stderr.decode()[-2000:]
         requests[conv.user_id] = json.loads(out.stdout)
     assert gold_in_request(requests[owner.user_id], q.gold), (q.text, q.gold)
@@ -185,6 +216,7 @@ def test_cli_recalls_an_old_fact_for_a_paraphrased_question_for_that_user_only(t
 
 
 # ---------------------------------------------------------------------------- the relevance floor's tuning
+
 
 @pytest.mark.slow  # an import and three passes over the questions (~10-30 s)
 def test_floor_curve_scores_each_floor_on_one_import_and_choose_keeps_every_answer():
@@ -206,6 +238,13 @@ def test_floor_curve_scores_each_floor_on_one_import_and_choose_keeps_every_answ
 def test_choose_takes_the_highest_floor_at_which_no_question_loses_recall():
     from helpers.bench.longmem.floor import choose
 
-    assert choose([{"floor": -1.0, "recall": 0.5, "questions_losing": 0},
-                   {"floor": 0.2, "recall": 0.5, "questions_losing": 1},  # same mean, one question lost: not chosen
-                   {"floor": 0.1, "recall": 0.6, "questions_losing": 0}]) == 0.1
+    assert (
+        choose(
+            [
+                {"floor": -1.0, "recall": 0.5, "questions_losing": 0},
+                {"floor": 0.2, "recall": 0.5, "questions_losing": 1},  # same mean, one question lost: not chosen
+                {"floor": 0.1, "recall": 0.6, "questions_losing": 0},
+            ]
+        )
+        == 0.1
+    )

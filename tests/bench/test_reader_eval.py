@@ -6,15 +6,26 @@ from collections import Counter
 
 import pytest
 
+from helpers.bench.reader_eval import (
+    CORPUS_FILES,
+    CorpusMissing,
+    build_request,
+    declines,
+    evaluate,
+    has_answer,
+    load_corpus,
+    main,
+    table,
+)
 from helpers.config import load_settings
 from helpers.llm import get_client, offline_transport
-from helpers.bench.reader_eval import (CORPUS_FILES, CorpusMissing, build_request, declines, evaluate, has_answer,
-                                       load_corpus, main, table)
 
 _RELATION_ALIAS = {"dates_times": "dates", "numbers_codes": "numbers"}
 RELATIONS = {"family", "work", "places", "dates", "preferences", "dietary", "plans", "possessions", "numbers"}
-_STOP = set("a an the my me i i'm i've is are was do does did what which who where when how of in on at to for "
-            "and or we our us you your with it this that be".split())
+_STOP = set(
+    "a an the my me i i'm i've is are was do does did what which who where when how of in on at to for "
+    "and or we our us you your with it this that be".split()
+)
 
 
 def _content(text: str) -> set[str]:
@@ -27,11 +38,20 @@ def test_tuning_corpus_size_and_relations():
     absent = [i for i in items if not i["present"]]
     assert len(pairs) >= 150 and len(absent) >= 50
     # part C (written as the first blind held-out file) names two relations its own way
-    assert {_RELATION_ALIAS.get(i["relation"], i["relation"]) for i in pairs} == RELATIONS \
+    assert (
+        {_RELATION_ALIAS.get(i["relation"], i["relation"]) for i in pairs}
+        == RELATIONS
         == {_RELATION_ALIAS.get(i["relation"], i["relation"]) for i in absent}
+    )
     assert len({i["id"] for i in items}) == len(items)
-    assert {i["source"] for i in items} == {"phrasing_corpus", "phrasing_corpus_b", "phrasing_corpus_c", "phrasing_holdout_2",
-                                                "phrasing_holdout_3", "phrasing_holdout_4"}
+    assert {i["source"] for i in items} == {
+        "phrasing_corpus",
+        "phrasing_corpus_b",
+        "phrasing_corpus_c",
+        "phrasing_holdout_2",
+        "phrasing_holdout_3",
+        "phrasing_holdout_4",
+    }
     assert min(Counter(_RELATION_ALIAS.get(i["relation"], i["relation"]) for i in pairs).values()) >= 15
 
 

@@ -26,8 +26,9 @@ def test_provenance_is_complete_and_the_commit_exists(path: Path):
         assert {"command", "commit", "data", "date", "mode", "split"} <= set(source), source
         assert source["split"] == split and source["mode"] in ("offline", "live")
         assert source["command"].startswith("python -m helpers.bench longmem")
-        known = subprocess.run(["git", "cat-file", "-e", f"{source['commit']}^{{commit}}"], cwd=ROOT,
-                               capture_output=True)
+        known = subprocess.run(
+            ["git", "cat-file", "-e", f"{source['commit']}^{{commit}}"], cwd=ROOT, capture_output=True
+        )
         assert known.returncode == 0, f"{path.name}: commit {source['commit']} is not in this repository"
 
 
@@ -38,7 +39,9 @@ def test_rows_agree_with_their_details_and_cover_every_budget(path: Path):
         for method in methods - {"full"}:  # every method at every budget measured, not only the best one
             assert sorted(r["budget"] for r in part["rows"] if r["method"] == method) == sorted(part["budgets"])
         with_details = ["details" in row for row in part["rows"]]
-        assert all(with_details) or not any(with_details)  # a part has every row's details, or none (intervals need them)
+        assert all(with_details) or not any(
+            with_details
+        )  # a part has every row's details, or none (intervals need them)
         for row in part["rows"]:
             if "details" not in row:
                 assert row["questions"] == part["questions"] and 0 <= row["recall"] <= 1
@@ -66,11 +69,25 @@ def test_generated_data_is_still_what_the_file_measured(path: Path):
 def test_intervals():
     low, high = interval([1] * 77 + [0] * 10)
     assert low < 77 / 87 < high and 0.79 < low and high < 0.94  # Wilson, n = 87
-    assert interval([1.0, 1.0]) [1] == 1.0 and interval([0.5, 0.5]) == (0.5, 0.5)
-    part = {"rows": [{"method": "a", "budget": 1, "recall": 1.0, "tokens_per_question": 1,
-                      "details": [{"user": "u", "qid": str(i), "recalled": 1.0} for i in range(4)]},
-                     {"method": "b", "budget": 1, "recall": 0.5, "tokens_per_question": 1,
-                      "details": [{"user": "u", "qid": str(i), "recalled": float(i % 2)} for i in range(4)]}]}
+    assert interval([1.0, 1.0])[1] == 1.0 and interval([0.5, 0.5]) == (0.5, 0.5)
+    part = {
+        "rows": [
+            {
+                "method": "a",
+                "budget": 1,
+                "recall": 1.0,
+                "tokens_per_question": 1,
+                "details": [{"user": "u", "qid": str(i), "recalled": 1.0} for i in range(4)],
+            },
+            {
+                "method": "b",
+                "budget": 1,
+                "recall": 0.5,
+                "tokens_per_question": 1,
+                "details": [{"user": "u", "qid": str(i), "recalled": float(i % 2)} for i in range(4)],
+            },
+        ]
+    }
     diff = paired_difference(part, "a", "b", 1)
     assert diff["difference"] == 0.5 and diff["low"] < 0.5 < diff["high"] and diff["n"] == 4
     assert [r["n"] for r in recall_rows(part)] == [4, 4]

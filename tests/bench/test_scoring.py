@@ -4,8 +4,10 @@ from helpers.bench.scoring import answer_in_request, current_in_request, gold_cu
 
 
 def _request(*memories: str) -> dict:
-    return {"system": "persona\n<remembered_memories>\n" + "\n".join(memories) + "\n</remembered_memories>",
-            "messages": [{"role": "user", "content": "Where do I live?"}]}
+    return {
+        "system": "persona\n<remembered_memories>\n" + "\n".join(memories) + "\n</remembered_memories>",
+        "messages": [{"role": "user", "content": "Where do I live?"}],
+    }
 
 
 def test_a_stale_value_beside_the_current_one_is_a_miss():

@@ -12,12 +12,14 @@ import uuid
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings as hsettings, strategies as st
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
-from helpers.db import server as localserver
 from helpers.config import load_settings
-from helpers.db.server import ensure_local_server, local_server_status, stop_local_server
+from helpers.db import server as localserver
 from helpers.db.processes import pid_running
+from helpers.db.server import ensure_local_server, local_server_status, stop_local_server
 from helpers.db.store import Store, StoreError, StoreUnavailable, StoreWarning, mongomock_store, open_store
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -72,8 +74,9 @@ def test_save_session_on_missing_session_is_none(mock_store):
     assert mock_store.save_session("u", "nope", 0, {"summary": "x"}) is None
 
 
-@pytest.mark.parametrize("fields", [{"version": 7}, {"user_id": "other"}, {"_id": 1}, {"$set": {"a": 1}},
-                                    {"a.b": 1}, {"created_at": 0}])
+@pytest.mark.parametrize(
+    "fields", [{"version": 7}, {"user_id": "other"}, {"_id": 1}, {"$set": {"a": 1}}, {"a.b": 1}, {"created_at": 0}]
+)
 def test_session_fields_cannot_touch_managed_keys(mock_store, fields):
     mock_store.create_session("u", "s")
     with pytest.raises(ValueError):
@@ -111,13 +114,27 @@ def test_append_log_numbers_each_session_from_one(mock_store):
     assert [d["seq"] for d in logs] == [1, 2, 3, 4, 5] and mock_store.count_logs("u", "s") == 5
     first = logs[0]
     assert {k: first[k] for k in ("role", "content", "tokens", "status", "reply_to", "error")} == {
-        "role": "user", "content": "m0", "tokens": None, "status": "ok", "reply_to": None, "error": None}
+        "role": "user",
+        "content": "m0",
+        "tokens": None,
+        "status": "ok",
+        "reply_to": None,
+        "error": None,
+    }
     assert "_id" not in first and first["created_at"] is not None
 
 
 def test_append_log_fields_and_extra(mock_store):
-    seq = mock_store.append_log("u", "s", "assistant", [{"type": "text", "text": "hi"}], tokens=12,
-                                status="pending", reply_to=1, extra={"model": "offline"})
+    seq = mock_store.append_log(
+        "u",
+        "s",
+        "assistant",
+        [{"type": "text", "text": "hi"}],
+        tokens=12,
+        status="pending",
+        reply_to=1,
+        extra={"model": "offline"},
+    )
     doc = mock_store.logs_for("u", "s")[0]
     assert (seq, doc["tokens"], doc["status"], doc["reply_to"], doc["model"]) == (1, 12, "pending", 1, "offline")
     assert doc["content"] == [{"type": "text", "text": "hi"}]
@@ -352,9 +369,16 @@ _WORKER = textwrap.dedent("""
 
 def test_concurrent_appends_get_unique_contiguous_seqs(local_store):
     start_at = str(time.time() + 2.0)  # both workers begin together, after their imports
-    workers = [subprocess.Popen([sys.executable, "-c", _WORKER, local_store.uri, local_store.db.name, start_at],
-                                cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-               for _ in range(2)]
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WORKER, local_store.uri, local_store.db.name, start_at],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     outputs = [w.communicate(timeout=60) for w in workers]
     assert [w.returncode for w in workers] == [0, 0], [err[-2000:] for _, err in outputs]
     seqs = [int(s) for out, _ in outputs for s in out.split()]
@@ -391,8 +415,16 @@ def test_stale_record_is_replaced(scratch_dir):
 @pytest.mark.slow
 def test_racing_starts_share_one_server(scratch_dir):
     code = "import sys; from helpers.db.server import ensure_local_server; print(ensure_local_server(sys.argv[1]))"
-    racers = [subprocess.Popen([sys.executable, "-c", code, str(scratch_dir)], cwd=ROOT, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    racers = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, str(scratch_dir)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
     results = [r.communicate(timeout=60) for r in racers]
     assert [r.returncode for r in racers] == [0, 0, 0], [err[-2000:] for _, err in results]
     assert len({out.strip() for out, _ in results}) == 1  # the flock let exactly one of them start a server
@@ -405,8 +437,14 @@ def test_cli_status_start_stop(scratch_dir):
 
     def cli(*args: str) -> subprocess.CompletedProcess:
         # capture_output + timeout: a server that inherited our pipes would hang this call
-        return subprocess.run([sys.executable, "-m", "helpers.db.server", *args], env=env, cwd=ROOT,
-                              capture_output=True, text=True, timeout=60)
+        return subprocess.run(
+            [sys.executable, "-m", "helpers.db.server", *args],
+            env=env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
 
     status = cli("status")
     assert status.returncode == 1 and "not running" in status.stdout
@@ -417,8 +455,14 @@ def test_cli_status_start_stop(scratch_dir):
     assert again.returncode == 0 and "already running" in again.stdout and _record(scratch_dir)["pid"] == pid
     status = cli("status")
     assert status.returncode == 0 and f"running (pid {pid})" in status.stdout and str(scratch_dir) in status.stdout
-    old_name = subprocess.run([sys.executable, "-m", "helpers.db.store", "status"], env=env, cwd=ROOT,
-                              capture_output=True, text=True, timeout=60)
+    old_name = subprocess.run(
+        [sys.executable, "-m", "helpers.db.store", "status"],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert old_name.returncode == 0 and old_name.stdout == status.stdout  # `python -m helpers.db.store` still works
     stopped = cli("stop")
     assert stopped.returncode == 0 and f"stopped the local SecantusDB server (pid {pid})" in stopped.stdout

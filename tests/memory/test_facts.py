@@ -12,11 +12,17 @@ from datetime import timedelta
 import pytest
 from bson import ObjectId
 
-from helpers.retrieval.embeddings import get_embedder
-from helpers.memory.facts import (CANDIDATE_THRESHOLD, DEDUP_THRESHOLD, FactMemory, FactWorker,
-                                  measure_extraction_latency, near_duplicate)
 from helpers.llm import get_client
+from helpers.memory.facts import (
+    CANDIDATE_THRESHOLD,
+    DEDUP_THRESHOLD,
+    FactMemory,
+    FactWorker,
+    measure_extraction_latency,
+    near_duplicate,
+)
 from helpers.retrieval import MemoryIndex
+from helpers.retrieval.embeddings import get_embedder
 
 SRC = {"session_id": "s1", "seq": 1}
 
@@ -47,6 +53,7 @@ def docs(store, user="alice"):
 
 # ---------------------------------------------------------------------------- the thresholds
 
+
 def similarity(a: str, b: str) -> float:
     vectors = get_embedder().embed([a, b])
     return float(vectors[0] @ vectors[1])
@@ -54,14 +61,20 @@ def similarity(a: str, b: str) -> float:
 
 def test_measured_thresholds_separate_paraphrases_from_contradictions():
     """The evidence for DEDUP_THRESHOLD and CANDIDATE_THRESHOLD, re-measured on every run."""
-    paraphrases = [("The user's favorite color is teal.", "The user's favourite colour is teal."),
-                   ("The user's name is Alice.", "The user is named Alice."),
-                   ("The user lives in Denver.", "The user lives in Denver, Colorado.")]
-    contradictions = [("The user lives in Denver.", "The user lives in Los Angeles."),
-                      ("The user's favorite color is teal.", "The user's favorite color is green."),
-                      ("The user works as a nurse.", "The user works as a software engineer.")]
-    unrelated = [("The user lives in Denver.", "The user's favorite food is sushi."),
-                 ("The user's name is Alice.", "The user works as a nurse.")]
+    paraphrases = [
+        ("The user's favorite color is teal.", "The user's favourite colour is teal."),
+        ("The user's name is Alice.", "The user is named Alice."),
+        ("The user lives in Denver.", "The user lives in Denver, Colorado."),
+    ]
+    contradictions = [
+        ("The user lives in Denver.", "The user lives in Los Angeles."),
+        ("The user's favorite color is teal.", "The user's favorite color is green."),
+        ("The user works as a nurse.", "The user works as a software engineer."),
+    ]
+    unrelated = [
+        ("The user lives in Denver.", "The user's favorite food is sushi."),
+        ("The user's name is Alice.", "The user works as a nurse."),
+    ]
     assert all(similarity(a, b) >= DEDUP_THRESHOLD for a, b in paraphrases)
     assert all(CANDIDATE_THRESHOLD <= similarity(a, b) < DEDUP_THRESHOLD for a, b in contradictions)
     assert all(similarity(a, b) < CANDIDATE_THRESHOLD for a, b in unrelated)
@@ -76,6 +89,7 @@ def test_numbers_and_negation_defeat_a_high_cosine():
 
 
 # ---------------------------------------------------------------------------- dedup
+
 
 def test_exact_duplicate_touches_the_stored_fact(facts, mock_store):
     first = facts.add_facts("alice", ["The user lives in Denver."], SRC)[0]
@@ -118,6 +132,7 @@ def test_empty_and_overlong_facts_are_skipped(facts):
 
 # ---------------------------------------------------------------------------- supersede
 
+
 def test_contradiction_supersedes_without_deleting(facts, mock_store):
     denver = facts.add_facts("alice", ["The user lives in Denver."], SRC)[0]
     facts.add_facts("alice", ["The user's favorite color is teal."], SRC)
@@ -125,11 +140,15 @@ def test_contradiction_supersedes_without_deleting(facts, mock_store):
     assert la.action == "added" and la.replaced == [denver.id]
     old = mock_store.memories.find_one({"_id": ObjectId(denver.id)})
     assert old["superseded_by"] == ObjectId(la.id) and old["valid_to"] is not None and old["active"] is False
-    assert [d["text"] for d in facts.history("alice")] == ["The user lives in Denver.",
-                                                           "The user's favorite color is teal.",
-                                                           "The user lives in Los Angeles."]
-    assert {h.text for h in facts.active("alice")} == {"The user's favorite color is teal.",
-                                                       "The user lives in Los Angeles."}
+    assert [d["text"] for d in facts.history("alice")] == [
+        "The user lives in Denver.",
+        "The user's favorite color is teal.",
+        "The user lives in Los Angeles.",
+    ]
+    assert {h.text for h in facts.active("alice")} == {
+        "The user's favorite color is teal.",
+        "The user lives in Los Angeles.",
+    }
     for mode in ("hybrid", "vector", "lexical"):
         texts = [h.text for h in facts.index.search("alice", "Does the user live in Denver?", k=10, mode=mode)]
         assert "The user lives in Denver." not in texts
@@ -174,16 +193,20 @@ def test_a_failing_contradiction_check_still_stores_the_fact(mock_store, setting
 
 
 def test_reconcile_parses_the_model_reply(facts):
-    assert facts.reconcile("The user lives in Los Angeles.",
-                           ["The user lives in Denver.", "The user loves jazz.", "The user lives in Los Angeles"]) \
-        == ([0], [2])
+    assert facts.reconcile(
+        "The user lives in Los Angeles.",
+        ["The user lives in Denver.", "The user loves jazz.", "The user lives in Los Angeles"],
+    ) == ([0], [2])
 
 
 # ---------------------------------------------------------------------------- extraction and episodes
 
+
 def test_extract_and_store_from_an_exchange(facts, mock_store):
-    exchange = [{"role": "user", "content": "My name is Bob and I live in Denver."},
-                {"role": "assistant", "content": "Nice to meet you, Bob!"}]
+    exchange = [
+        {"role": "user", "content": "My name is Bob and I live in Denver."},
+        {"role": "assistant", "content": "Nice to meet you, Bob!"},
+    ]
     results = facts.extract_and_store("bob", exchange, {"session_id": "s9", "seq": 11})
     assert [r.text for r in results] == ["The user's name is Bob.", "The user lives in Denver."]
     assert all(d["source"] == {"session_id": "s9", "seq": 11} for d in docs(mock_store, "bob"))
@@ -191,8 +214,10 @@ def test_extract_and_store_from_an_exchange(facts, mock_store):
 
 
 def test_remember_stores_facts_and_the_episode(facts, mock_store):
-    exchange = [{"role": "user", "content": "My flight is UA1432 on March 3."},
-                {"role": "assistant", "content": [{"type": "text", "text": "Have a good trip!"}]}]
+    exchange = [
+        {"role": "user", "content": "My flight is UA1432 on March 3."},
+        {"role": "assistant", "content": [{"type": "text", "text": "Have a good trip!"}]},
+    ]
     remembered = facts.remember("alice", exchange, {"session_id": "s1", "seq": 5})
     assert [r.text for r in remembered.facts] == ["The user's flight is UA1432 on March 3."]
     episode = mock_store.memories.find_one({"_id": ObjectId(remembered.episode_id)})
@@ -213,6 +238,7 @@ def test_ttl_pushes_expiry_back_when_a_fact_is_stated_again(facts, mock_store):
 
 # ---------------------------------------------------------------------------- isolation
 
+
 @pytest.mark.parametrize("bad", [{"$ne": None}, None, 1, ["alice"], ""])
 def test_bad_user_ids_are_rejected(facts, bad):
     with pytest.raises(ValueError):
@@ -231,6 +257,7 @@ def test_a_users_facts_never_dedup_or_supersede_another_users(facts):
 
 
 # ---------------------------------------------------------------------------- the background worker
+
 
 def test_worker_stores_everything_submitted(facts, mock_store):
     worker = FactWorker(facts, maxsize=8)
@@ -310,6 +337,7 @@ def test_worker_drains_at_interpreter_exit(tmp_path):
 
 
 # ---------------------------------------------------------------------------- latency, real server
+
 
 def test_measure_extraction_latency(facts):
     exchanges = [(f"My favorite number is {i}.", "Noted.") for i in range(4)]

@@ -15,18 +15,30 @@ from helpers.memory.forget import documents_of, forget_user
 from helpers.memory.importer import import_turns
 from helpers.memory.transcript import read_transcript
 
-LINES = ["(conversation on 8 May, 2023)", '{"role": "user", "content": "My sister Ana lives in Lisbon."}',
-         '{"role": "assistant", "content": "Lisbon is lovely."}']
+LINES = [
+    "(conversation on 8 May, 2023)",
+    '{"role": "user", "content": "My sister Ana lives in Lisbon."}',
+    '{"role": "assistant", "content": "Lisbon is lovely."}',
+]
 
 
 def _fill(client, settings, store, user):
     """A user with a session, logs, facts, episodes and imported turns, and a search that fills the index cache."""
-    memory = VectorMemory(client, settings, store=store, user_id=user, session_id="s1", budget=200,
-                          summary_max_tokens=40)
+    memory = VectorMemory(
+        client, settings, store=store, user_id=user, session_id="s1", budget=200, summary_max_tokens=40
+    )
     memory.turn("My name is Maya and my flight number is UA1432.")
     memory.turn("I live in Portland.")
-    imported = VectorMemory(client, settings, store=store, user_id=user, session_id="s2", context_budget=2000,
-                            index=memory.long_term.index, facts=memory.long_term.facts)
+    imported = VectorMemory(
+        client,
+        settings,
+        store=store,
+        user_id=user,
+        session_id="s2",
+        context_budget=2000,
+        index=memory.long_term.index,
+        facts=memory.long_term.facts,
+    )
     import_turns(imported, read_transcript(LINES))
     assert memory.long_term.index.search(user, "flight number", k=3)  # the cache now holds this user
     return memory
@@ -60,8 +72,9 @@ def test_forget_user_rejects_a_query_shaped_id():
 
 def _chat(*args, stdin=""):
     env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
-    return subprocess.run([sys.executable, "-m", "helpers.chat", *args], input=stdin.encode(), capture_output=True,
-                          timeout=300, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "helpers.chat", *args], input=stdin.encode(), capture_output=True, timeout=300, env=env
+    )
 
 
 def test_cli_forget_user_erases_one_user_on_the_local_server(tmp_path):
@@ -78,7 +91,9 @@ def test_cli_forget_user_erases_one_user_on_the_local_server(tmp_path):
     store = open_store(load_settings())
     try:
         bob = documents_of(store, "cli-bob")
-        assert sum(documents_of(store, "cli-maya").values()) > 0 and all(bob[c] > 0 for c in ("sessions", "logs", "memories"))
+        assert sum(documents_of(store, "cli-maya").values()) > 0 and all(
+            bob[c] > 0 for c in ("sessions", "logs", "memories")
+        )
         out = _chat("--forget-user", "cli-maya")
         assert out.returncode == 0, out.stderr
         report = json.loads(out.stdout)

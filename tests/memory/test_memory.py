@@ -3,13 +3,19 @@
 import pytest
 
 from helpers.config import load_settings
+from helpers.db.store import mongomock_store
 from helpers.llm import get_client, offline_transport
-from helpers.memory import (BoundedMemory, EmptyMessageError, HistoryMemory, StatelessMemory, TurnError,
-                            session_id_from_file)
+from helpers.memory import (
+    BoundedMemory,
+    EmptyMessageError,
+    HistoryMemory,
+    StatelessMemory,
+    TurnError,
+    session_id_from_file,
+)
+from helpers.memory.importer import import_turns
 from helpers.offline import count_text_tokens
 from helpers.prompts import SCOUT_PERSONA, SUMMARY_OPEN
-from helpers.db.store import mongomock_store
-from helpers.memory.importer import import_turns
 
 FILLER = "What should we do near Griffith Park on day {i}, maybe something with a view?"
 
@@ -26,8 +32,14 @@ def client(settings):
 
 def bounded(client, settings, store=None, **kw):
     kw.setdefault("budget", 300)
-    return BoundedMemory(client, settings, store=store or mongomock_store(), user_id=kw.pop("user_id", "u1"),
-                         session_id=kw.pop("session_id", "s1"), **kw)
+    return BoundedMemory(
+        client,
+        settings,
+        store=store or mongomock_store(),
+        user_id=kw.pop("user_id", "u1"),
+        session_id=kw.pop("session_id", "s1"),
+        **kw,
+    )
 
 
 def test_stateless_and_history(client, settings):
@@ -114,10 +126,15 @@ def test_message_tokens_are_own_tokens_not_context(client, settings):
         # own text tokens plus a few tokens of framing, never the whole context
         assert count_text_tokens(m["text"]) <= m["tokens"] <= count_text_tokens(m["text"]) + 8
     request = memory.build_request("next")
-    counted = client.messages.count_tokens(model=memory.model, system=request["system"],
-                                           messages=request["messages"][:-1]).input_tokens
-    base = client.messages.count_tokens(model=memory.model, system=request["system"],
-                                        messages=[{"role": "user", "content": "."}]).input_tokens - 1
+    counted = client.messages.count_tokens(
+        model=memory.model, system=request["system"], messages=request["messages"][:-1]
+    ).input_tokens
+    base = (
+        client.messages.count_tokens(
+            model=memory.model, system=request["system"], messages=[{"role": "user", "content": "."}]
+        ).input_tokens
+        - 1
+    )
     assert abs((counted - base) - memory.state()["window_tokens"]) <= 8
 
 
@@ -221,15 +238,27 @@ def test_session_file_resume_and_reset(tmp_path, client, settings):
 def test_import_and_rebuild(client, settings):
     store = mongomock_store()
     memory = bounded(client, settings, store=store, budget=80)
-    turns = [{"role": "user", "content": "My name is Maya and I live in Portland."},
-             {"role": "assistant", "content": "Nice to meet you, Maya."}]
+    turns = [
+        {"role": "user", "content": "My name is Maya and I live in Portland."},
+        {"role": "assistant", "content": "Nice to meet you, Maya."},
+    ]
     for i in range(6):
         turns += [{"role": "user", "content": FILLER.format(i=i)}, {"role": "assistant", "content": "Try the trail."}]
-    chat_calls_before = len([1 for p, b in offline_transport(client).requests
-                             if p.endswith("/v1/messages") and b.get("system", "").startswith(SCOUT_PERSONA)])
+    chat_calls_before = len(
+        [
+            1
+            for p, b in offline_transport(client).requests
+            if p.endswith("/v1/messages") and b.get("system", "").startswith(SCOUT_PERSONA)
+        ]
+    )
     state = import_turns(memory, turns)
-    chat_calls_after = len([1 for p, b in offline_transport(client).requests
-                            if p.endswith("/v1/messages") and b.get("system", "").startswith(SCOUT_PERSONA)])
+    chat_calls_after = len(
+        [
+            1
+            for p, b in offline_transport(client).requests
+            if p.endswith("/v1/messages") and b.get("system", "").startswith(SCOUT_PERSONA)
+        ]
+    )
     assert chat_calls_after == chat_calls_before  # no chat-model call
     assert state["log_count"] == 14 and state["window_tokens"] <= 80 and "Portland" in state["summary"]
     store.save_session("u1", "s1", state["version"], {"window": [], "summary": ""})  # damage it
@@ -267,6 +296,7 @@ def test_rebuild_keeps_a_committed_exchange_whose_log_status_was_not_updated(cli
 
 # ---------------------------------------------------------------------------- cache-aware bounded memory (04)
 
+
 def _marks(request):
     """Where the request carries cache_control: 'system' and/or the index of each marked message."""
     found = []
@@ -294,15 +324,16 @@ def test_cache_aware_bounded_keeps_its_prefix_between_folds_and_folds_less_often
 
     runs = {}
     for aware in (False, True):
-        memory = bounded(client, settings, session_id=f"fold-{aware}", cache_aware=aware, budget=400,
-                         ledger=CostLedger())
+        memory = bounded(
+            client, settings, session_id=f"fold-{aware}", cache_aware=aware, budget=400, ledger=CostLedger()
+        )
         memory.turn("Hi Scout, my name is Maya and my favorite color is teal.")
         sent = [memory.turn(FILLER.format(i=i)) for i in range(24)]
         assert all(r.window_tokens <= 400 for r in sent)
         reused = sum(reuses_prefix(a.request, b.request) for a, b in zip(sent, sent[1:]))
         runs[aware] = (reused, memory.ledger.totals_by_purpose()["summary"]["calls"], memory)
-    assert runs[True][0] > 2 * runs[False][0]      # the cached prefix survives most turns, not the plain one's
-    assert runs[True][1] < runs[False][1]          # and the summary is folded in fewer, larger calls
+    assert runs[True][0] > 2 * runs[False][0]  # the cached prefix survives most turns, not the plain one's
+    assert runs[True][1] < runs[False][1]  # and the summary is folded in fewer, larger calls
     assert "Maya" in runs[True][2].turn("What is my name?").reply
 
 
@@ -310,8 +341,14 @@ def test_reuses_prefix_compares_text_not_markers():
     from helpers.memory import reuses_prefix, with_cache_breakpoints
 
     one = {"system": "S", "messages": [{"role": "user", "content": "a"}]}
-    two = {"system": "S", "messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"},
-                                       {"role": "user", "content": "c"}]}
+    two = {
+        "system": "S",
+        "messages": [
+            {"role": "user", "content": "a"},
+            {"role": "assistant", "content": "b"},
+            {"role": "user", "content": "c"},
+        ],
+    }
     assert reuses_prefix(with_cache_breakpoints(one), with_cache_breakpoints(two))
     assert not reuses_prefix(one, {**two, "system": "S2"})
     assert not reuses_prefix(one, {**two, "messages": [{"role": "user", "content": "x"}, *two["messages"][1:]]})
@@ -330,8 +367,14 @@ def test_bounded_import_folds_in_batches_not_one_summary_call_per_exchange(clien
         turns += [{"role": "user", "content": FILLER.format(i=i)}, {"role": "assistant", "content": "Try the trail."}]
 
     def summaries():
-        return len([1 for p, b in offline_transport(client).requests if p.endswith("/v1/messages")
-                    and str(b.get("system", "")).startswith("You maintain the rolling summary")])
+        return len(
+            [
+                1
+                for p, b in offline_transport(client).requests
+                if p.endswith("/v1/messages")
+                and str(b.get("system", "")).startswith("You maintain the rolling summary")
+            ]
+        )
 
     before = summaries()
     state = import_turns(memory, turns)
@@ -344,8 +387,16 @@ def test_cache_aware_vector_memory_sends_memories_after_the_cached_prefix(settin
     from helpers.prompts import MEMORY_OPEN
 
     client = get_client(settings, max_retries=0)
-    memory = VectorMemory(client, settings, store=mongomock_store(), user_id="u1", session_id="v1", budget=300,
-                          memory_budget=200, cache_aware=True)
+    memory = VectorMemory(
+        client,
+        settings,
+        store=mongomock_store(),
+        user_id="u1",
+        session_id="v1",
+        budget=300,
+        memory_budget=200,
+        cache_aware=True,
+    )
     memory.turn("Our dinner reservation at Bestia is at 7:45pm on Friday, table for three.")
     sent = [memory.turn(FILLER.format(i=i)).request for i in range(8)]
     result = memory.turn("What time is our dinner reservation at Bestia?")
@@ -364,8 +415,13 @@ def test_the_offline_model_reads_a_memory_block_in_the_newest_message(client):
 
     block = f"\n\n{MEMORY_OPEN}User: Our dinner reservation at Bestia is at 7:45pm on Friday.{MEMORY_CLOSE}"
     question = "What time is our dinner reservation at Bestia?"
-    reply = client.messages.create(model="claude-haiku-4-5", max_tokens=200, system=SCOUT_PERSONA, messages=[
-        {"role": "user", "content": [{"type": "text", "text": question}, {"type": "text", "text": block}]}])
-    without = client.messages.create(model="claude-haiku-4-5", max_tokens=200, system=SCOUT_PERSONA,
-                                     messages=[{"role": "user", "content": question}])
+    reply = client.messages.create(
+        model="claude-haiku-4-5",
+        max_tokens=200,
+        system=SCOUT_PERSONA,
+        messages=[{"role": "user", "content": [{"type": "text", "text": question}, {"type": "text", "text": block}]}],
+    )
+    without = client.messages.create(
+        model="claude-haiku-4-5", max_tokens=200, system=SCOUT_PERSONA, messages=[{"role": "user", "content": question}]
+    )
     assert "7:45" in reply.content[0].text and "7:45" not in without.content[0].text

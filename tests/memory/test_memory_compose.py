@@ -8,16 +8,35 @@ from pathlib import Path
 import pytest
 
 from helpers.config import load_settings
+from helpers.db.store import mongomock_store
 from helpers.llm import get_client
 from helpers.memory import BoundedMemory, LongTermMemory, TurnResult, VectorMemory
-from helpers.prompts import MEMORY_OPEN
-from helpers.db.store import mongomock_store
 from helpers.memory.importer import import_turns
+from helpers.prompts import MEMORY_OPEN
 
 PACKAGE = Path(__file__).resolve().parents[2] / "helpers" / "memory"
-HOOKS = {"_count", "_count_text", "_block", "_pack", "_search", "_place", "commit_exchange", "_fold", "_merge_pending",
-         "_request_for", "base_tokens", "_memory_tokens", "_state", "_gauge", "turn", "_turn", "system_prompt",
-         "rebuild", "build_request", "state"}
+HOOKS = {
+    "_count",
+    "_count_text",
+    "_block",
+    "_pack",
+    "_search",
+    "_place",
+    "commit_exchange",
+    "_fold",
+    "_merge_pending",
+    "_request_for",
+    "base_tokens",
+    "_memory_tokens",
+    "_state",
+    "_gauge",
+    "turn",
+    "_turn",
+    "system_prompt",
+    "rebuild",
+    "build_request",
+    "state",
+}
 
 
 @pytest.fixture
@@ -34,12 +53,13 @@ def test_bounded_memory_with_a_retriever_is_vector_memory(settings):
     client, store = get_client(settings), mongomock_store()
     vector = VectorMemory(client, settings, store=store, user_id="maya", session_id="s1", budget=200)
     vector.long_term.facts.add_facts("maya", ["The user's flight number is UA1432."])
-    composed = BoundedMemory(client, settings, store=store, user_id="maya", session_id="s1", budget=200,
-                             retriever=LongTermMemory())
+    composed = BoundedMemory(
+        client, settings, store=store, user_id="maya", session_id="s1", budget=200, retriever=LongTermMemory()
+    )
     question = "What is my flight number?"
     request = composed.build_request(question)
     assert request == vector.build_request(question)
-    assert "UA1432" in request["system"][request["system"].index(MEMORY_OPEN):]
+    assert "UA1432" in request["system"][request["system"].index(MEMORY_OPEN) :]
     result = composed.turn(question)
     assert result.retrieved and "UA1432" in result.reply and composed.state()["retrieved"] == result.retrieved
     # without a retriever the same session sends no memory block
@@ -68,10 +88,17 @@ def _late_imports(path: Path) -> list[int]:
             seen_body = True
         elif isinstance(node, (ast.Import, ast.ImportFrom)) and seen_body:
             late.append(node.lineno)
-    type_only = {id(n) for top in tree.body if isinstance(top, ast.If) and ast.unparse(top.test).endswith("TYPE_CHECKING")
-                 for n in ast.walk(top)}  # imports for type hints only never run
-    nested = [n.lineno for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) and n not in tree.body
-              and id(n) not in type_only]
+    type_only = {
+        id(n)
+        for top in tree.body
+        if isinstance(top, ast.If) and ast.unparse(top.test).endswith("TYPE_CHECKING")
+        for n in ast.walk(top)
+    }  # imports for type hints only never run
+    nested = [
+        n.lineno
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.Import, ast.ImportFrom)) and n not in tree.body and id(n) not in type_only
+    ]
     return sorted(late + nested)
 
 
@@ -92,10 +119,15 @@ def test_memory_imports_nothing_from_the_cost_tools():
 
 def test_a_composed_memory_imports_a_dated_transcript(settings):
     client, store = get_client(settings), mongomock_store()
-    memory = BoundedMemory(client, settings, store=store, user_id="maya", session_id="s1", budget=200,
-                           retriever=LongTermMemory())
-    result = import_turns(memory, [
-        {"role": "user", "content": "My flight number is UA1432.", "ts": "2023-05-08T10:00:00+00:00"},
-        {"role": "assistant", "content": "Noted: UA1432.", "ts": "2023-05-08T10:00:05+00:00"}])
+    memory = BoundedMemory(
+        client, settings, store=store, user_id="maya", session_id="s1", budget=200, retriever=LongTermMemory()
+    )
+    result = import_turns(
+        memory,
+        [
+            {"role": "user", "content": "My flight number is UA1432.", "ts": "2023-05-08T10:00:00+00:00"},
+            {"role": "assistant", "content": "Noted: UA1432.", "ts": "2023-05-08T10:00:05+00:00"},
+        ],
+    )
     assert result["imported"] == 2 and result["conversations"] == 1
     assert any("UA1432" in m["text"] for m in result["memories"])

@@ -4,19 +4,18 @@ import json
 import os
 import subprocess
 import sys
-
 from datetime import datetime, timezone
 
 import pytest
 
 from helpers.config import load_settings
-from helpers.llm import get_client
-from helpers.retrieval.inject import day_label
-from helpers.memory import BoundedMemory, VectorMemory
-from helpers.prompts import MEMORY_OPEN, SCOUT_PERSONA
-from helpers.sim.scripts import trip_script
 from helpers.db.store import mongomock_store
+from helpers.llm import get_client
+from helpers.memory import BoundedMemory, VectorMemory
 from helpers.memory.importer import import_turns
+from helpers.prompts import MEMORY_OPEN, SCOUT_PERSONA
+from helpers.retrieval.inject import day_label
+from helpers.sim.scripts import trip_script
 
 FLIGHT = "My flight number is UA1432."
 
@@ -45,10 +44,11 @@ def test_fact_from_100_turns_ago_comes_back_when_window_and_summary_lost_it(sett
     request = memory.build_request("What is my flight number?")
     assert request["system"].startswith(SCOUT_PERSONA)
     # carried by the long-term memory block, whatever the capped summary happened to keep
-    assert "UA1432" in request["system"][request["system"].index(MEMORY_OPEN):]
+    assert "UA1432" in request["system"][request["system"].index(MEMORY_OPEN) :]
     # the bounded stage has only what its summary kept: its reply can hold the number only if its request did
-    bounded = BoundedMemory(client, settings, store=store, user_id="maya", session_id="s1", budget=200,
-                            summary_max_tokens=40)
+    bounded = BoundedMemory(
+        client, settings, store=store, user_id="maya", session_id="s1", budget=200, summary_max_tokens=40
+    )
     alone = bounded.turn("What is my flight number?")
     assert ("UA1432" in alone.reply) <= ("UA1432" in alone.request["system"])
     assert "UA1432" in memory.turn("What is my flight number?").reply
@@ -71,10 +71,11 @@ def test_retrieved_memories_are_dated_data_inside_the_budget(settings):
         memory.turn(text)
     result = memory.turn("What is my favorite color?")
     system = result.request["system"]
-    block = system[system.index(MEMORY_OPEN):]
+    block = system[system.index(MEMORY_OPEN) :]
     today = day_label(datetime.now(timezone.utc))
     assert "data, not instructions" in block and f"[{today} · earlier in this conversation]" in block
     from helpers.offline import count_text_tokens
+
     assert count_text_tokens(block) <= 120
     assert result.retrieved and "teal" in result.reply
 
@@ -93,7 +94,7 @@ def test_contradiction_is_superseded_not_deleted(settings):
 
 def test_extraction_failure_keeps_the_exchange_pending_then_stores_it(settings):
     store = mongomock_store()
-    flaky = get_client(settings, faults="ok,500", max_retries=0)   # chat ok, extraction fails
+    flaky = get_client(settings, faults="ok,500", max_retries=0)  # chat ok, extraction fails
     memory = vector(flaky, settings, store, budget=5000)
     memory.turn(FLIGHT)
     assert memory.state()["facts_pending"] == 1
@@ -123,8 +124,14 @@ def test_import_extracts_facts(settings):
 
 def run_cli(stdin: str, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "ANTHROPIC_API_KEY": ""}
-    return subprocess.run([sys.executable, "-m", "helpers.chat", "--stage", "vector", *args], input=stdin,
-                          capture_output=True, text=True, timeout=300, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "helpers.chat", "--stage", "vector", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
 
 
 @pytest.mark.slow
@@ -138,7 +145,7 @@ def test_cli_recalls_across_processes_and_users(tmp_path):
     state = json.loads(run_cli("", "--user", "maya", *common, "--show-state").stdout)
     assert any("UA1432" in m["text"] for m in state["memories"])
     shown = json.loads(run_cli("", "--user", "maya", *common, "--show-request", "What is my flight number?").stdout)
-    assert "UA1432" in shown["system"][shown["system"].index(MEMORY_OPEN):]
+    assert "UA1432" in shown["system"][shown["system"].index(MEMORY_OPEN) :]
     assert "UA1432" in run_cli("What is my flight number?\n", "--user", "maya", *common).stdout
     assert "UA1432" not in run_cli("What is my flight number?\n", "--user", "bob", *common).stdout
 
@@ -161,9 +168,15 @@ def test_show_request_leaves_out_a_memory_below_the_floor_and_sends_the_relevant
     vectors = LocalMiniLM().embed([question, *NOISE])
     assert all(float(vectors[0] @ v) < MIN_SIMILARITY for v in vectors[1:])  # the premise: they are below it
     filler = [("user", "Thanks!"), ("assistant", "You're welcome.")] * 20  # the noise leaves the window
-    turns = [("user", "My sister Priya lives in Pasadena and she is a nurse."), ("assistant", "Noted: Pasadena."),
-             ("user", NOISE[0]), ("assistant", "Try another paper tray."), ("user", NOISE[1]),
-             ("assistant", "Noted."), *filler]
+    turns = [
+        ("user", "My sister Priya lives in Pasadena and she is a nurse."),
+        ("assistant", "Noted: Pasadena."),
+        ("user", NOISE[0]),
+        ("assistant", "Try another paper tray."),
+        ("user", NOISE[1]),
+        ("assistant", "Noted."),
+        *filler,
+    ]
     transcript = tmp_path / "chat.jsonl"
     transcript.write_text("".join(json.dumps({"role": r, "content": c}) + "\n" for r, c in turns), encoding="utf-8")
     common = ["--user", f"floor-{tmp_path.name}", "--session-file", str(tmp_path / ".sid"), "--budget", "250"]
@@ -173,7 +186,7 @@ def test_show_request_leaves_out_a_memory_below_the_floor_and_sends_the_relevant
     assert shown.returncode == 0, shown.stderr
     request = json.loads(shown.stdout)
     system = request["system"]
-    block = system[system.index(MEMORY_OPEN):system.index(MEMORY_CLOSE)]
+    block = system[system.index(MEMORY_OPEN) : system.index(MEMORY_CLOSE)]
     assert "Pasadena" in block
     window = json.dumps(request["messages"])
     for noise in NOISE:
@@ -183,7 +196,6 @@ def test_show_request_leaves_out_a_memory_below_the_floor_and_sends_the_relevant
 
 
 def _status_error(cls, code: int):
-    import anthropic
     import httpx
 
     request = httpx.Request("POST", "https://api.anthropic.com/v1/messages")
@@ -203,6 +215,7 @@ def test_background_retries_are_bounded_and_a_404_is_not_retried(settings, monke
     def not_found(*args, **kwargs):
         calls.append(args)
         raise _status_error(anthropic.NotFoundError, 404)
+
     monkeypatch.setattr(memory.long_term.facts, "remember", not_found)
     for i in range(12):
         memory.turn(f"Day {i}: my locker code is {4400 + i}.")
@@ -213,8 +226,11 @@ def test_background_retries_are_bounded_and_a_404_is_not_retried(settings, monke
     retry_store = mongomock_store()
     again = vector(client, settings, retry_store, background=True)
     monkeypatch.setattr(again.long_term, "FACTS_PENDING_MAX", 3)
-    monkeypatch.setattr(again.long_term.facts, "remember",
-                        lambda *a, **k: (_ for _ in ()).throw(_status_error(anthropic.InternalServerError, 500)))
+    monkeypatch.setattr(
+        again.long_term.facts,
+        "remember",
+        lambda *a, **k: (_ for _ in ()).throw(_status_error(anthropic.InternalServerError, 500)),
+    )
     for i in range(8):
         again.turn(f"Day {i}: tacos near Echo Park?")
         assert len(again.long_term._retry) <= 3
@@ -226,15 +242,23 @@ def test_a_window_longer_than_the_candidate_list_still_counts_as_a_long_history(
     """The history's length is what memory holds outside the window, not the (capped) candidates: a big budget
     keeps a long window, and a weak question must still give memories their long-history share."""
     from helpers.memory.transcript import read_transcript
+
     client, store = get_client(settings), mongomock_store("long-history")
     topics = ["ceramics", "sailing", "tax forms", "a violin", "sourdough", "rock climbing", "a vegetable garden"]
     lines = ["(conversation on 8 May, 2023)"]
     for i in range(100):
-        lines.append(json.dumps({"role": "user" if i % 2 == 0 else "assistant",
-                                 "content": f"Day {i}: we talked about {topics[i % 7]} and what came of it at "
-                                            f"length, with plans for next week and the week after that."}))
-    memory = VectorMemory(client, settings, store=store, user_id="maya", session_id="s", context_budget=1000,
-                          candidates=5)
+        lines.append(
+            json.dumps(
+                {
+                    "role": "user" if i % 2 == 0 else "assistant",
+                    "content": f"Day {i}: we talked about {topics[i % 7]} and what came of it at "
+                    f"length, with plans for next week and the week after that.",
+                }
+            )
+        )
+    memory = VectorMemory(
+        client, settings, store=store, user_id="maya", session_id="s", context_budget=1000, candidates=5
+    )
     import_turns(memory, read_transcript(lines))
     window = memory.store.sessions.find_one({"session_id": "s"})["window"]
     outside = memory.long_term.outside_window({"window": window})

@@ -10,13 +10,13 @@ import httpx2
 import pytest
 
 from helpers import prompts
-from helpers.tools.consistency import check_consistency
-from helpers.memory import BoundedMemory
-from helpers.offline import OfflineAPIError, OfflineModel, OfflineTransport, count_text_tokens
-from helpers.memory.pending import fold_pending, is_retryable, take_within
 from helpers.db.store import mongomock_store
-from helpers.memory.summary import SummaryResult
+from helpers.memory import BoundedMemory
 from helpers.memory.importer import import_turns
+from helpers.memory.pending import fold_pending, is_retryable, take_within
+from helpers.memory.summary import SummaryResult
+from helpers.offline import OfflineAPIError, OfflineModel, OfflineTransport, count_text_tokens
+from helpers.tools.consistency import check_consistency
 
 FILLER = "What should we do near Griffith Park on day {i}, maybe something with a view?"
 
@@ -46,21 +46,25 @@ class SummaryFault(httpx2.BaseTransport):
 
 
 def _client(transport) -> anthropic.Anthropic:
-    return anthropic.Anthropic(api_key="test", base_url="http://offline.invalid", max_retries=0,
-                               http_client=httpx2.Client(transport=transport))
+    return anthropic.Anthropic(
+        api_key="test", base_url="http://offline.invalid", max_retries=0, http_client=httpx2.Client(transport=transport)
+    )
 
 
 def _memory(client, settings, store, **kw) -> BoundedMemory:
-    memory = BoundedMemory(client, settings, store=store, user_id="u1", session_id="s1", budget=kw.pop("budget", 60),
-                           **kw)
+    memory = BoundedMemory(
+        client, settings, store=store, user_id="u1", session_id="s1", budget=kw.pop("budget", 60), **kw
+    )
     return memory
 
 
 def _messages(n: int, tokens: int = 10) -> list[dict]:
     out = []
     for i in range(n):
-        out += [{"role": "user", "content": f"q{i}", "tokens": tokens, "seq": 2 * i + 1},
-                {"role": "assistant", "content": f"a{i}", "tokens": tokens, "seq": 2 * i + 2}]
+        out += [
+            {"role": "user", "content": f"q{i}", "tokens": tokens, "seq": 2 * i + 1},
+            {"role": "assistant", "content": f"a{i}", "tokens": tokens, "seq": 2 * i + 2},
+        ]
     return out
 
 
@@ -73,8 +77,10 @@ def test_take_within_keeps_whole_exchanges_inside_both_bounds():
     assert len(head) == 2  # one exchange always goes, even alone over the bound
 
 
-@pytest.mark.parametrize("status, retry", [(400, False), (401, False), (403, False), (404, False), (413, False),
-                                           (429, True), (500, True), (529, True)])
+@pytest.mark.parametrize(
+    "status, retry",
+    [(400, False), (401, False), (403, False), (404, False), (413, False), (429, True), (500, True), (529, True)],
+)
 def test_errors_are_classified_by_whether_a_retry_can_help(status, retry):
     request = httpx2.Request("POST", "http://x/v1/messages")
     err = anthropic.APIStatusError("x", response=httpx2.Response(status, request=request), body=None)
@@ -165,8 +171,10 @@ def test_rebuild_never_sends_the_whole_transcript_in_one_summary_call(settings):
     store = mongomock_store()
     memory = _memory(_client(transport), settings, store, budget=80)
     memory.pending_max_tokens = 120
-    turns = [{"role": "user", "content": "My name is Maya and I live in Portland."},
-             {"role": "assistant", "content": "Nice to meet you, Maya."}]
+    turns = [
+        {"role": "user", "content": "My name is Maya and I live in Portland."},
+        {"role": "assistant", "content": "Nice to meet you, Maya."},
+    ]
     for i in range(20):
         turns += [{"role": "user", "content": FILLER.format(i=i)}, {"role": "assistant", "content": "Try the trail."}]
     import_turns(memory, turns)

@@ -10,11 +10,11 @@ import pytest
 
 from helpers import prompts
 from helpers.config import load_settings
-from helpers.memory.facts import FactMemory
 from helpers.llm import get_client
-from helpers.offline import OfflineModel, OfflineTransport
-from helpers.memory.structured import ToolOutputError, call_tool, schema_errors
+from helpers.memory.facts import FactMemory
 from helpers.memory.retention import extract_facts
+from helpers.memory.structured import ToolOutputError, call_tool, schema_errors
+from helpers.offline import OfflineModel, OfflineTransport
 
 MODEL = "claude-haiku-4-5"
 
@@ -30,17 +30,31 @@ class Scripted(OfflineTransport):
         body = json.loads(request.read() or b"{}")
         system = body.get("system") or ""
         if request.url.path.endswith("/v1/messages") and system.startswith(
-                (prompts.EXTRACTION_TASK[:60], prompts.RECONCILE_TASK[:60])):
-            return httpx2.Response(200, json={
-                "id": "msg_scripted", "type": "message", "role": "assistant", "model": body["model"],
-                "content": self.content, "stop_reason": self.stop_reason, "stop_sequence": None,
-                "usage": {"input_tokens": 10, "output_tokens": 5}})
+            (prompts.EXTRACTION_TASK[:60], prompts.RECONCILE_TASK[:60])
+        ):
+            return httpx2.Response(
+                200,
+                json={
+                    "id": "msg_scripted",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": body["model"],
+                    "content": self.content,
+                    "stop_reason": self.stop_reason,
+                    "stop_sequence": None,
+                    "usage": {"input_tokens": 10, "output_tokens": 5},
+                },
+            )
         return super().handle_request(request)
 
 
 def scripted_client(content: list[dict], stop_reason: str = "end_turn") -> anthropic.Anthropic:
-    return anthropic.Anthropic(api_key="offline", base_url="http://offline.invalid", max_retries=0,
-                               http_client=httpx2.Client(transport=Scripted(content, stop_reason)))
+    return anthropic.Anthropic(
+        api_key="offline",
+        base_url="http://offline.invalid",
+        max_retries=0,
+        http_client=httpx2.Client(transport=Scripted(content, stop_reason)),
+    )
 
 
 def tool_use(name: str, data) -> list[dict]:
@@ -54,11 +68,16 @@ def client():
 
 # --- the offline model speaks tool use ----------------------------------------------------------
 
+
 def test_offline_model_answers_a_forced_tool_with_a_tool_use_block(client):
     reply = client.messages.create(
-        model=MODEL, max_tokens=300, system=prompts.EXTRACTION_TASK, tools=[prompts.EXTRACTION_TOOL],
+        model=MODEL,
+        max_tokens=300,
+        system=prompts.EXTRACTION_TASK,
+        tools=[prompts.EXTRACTION_TOOL],
         tool_choice={"type": "tool", "name": prompts.EXTRACTION_TOOL["name"]},
-        messages=[{"role": "user", "content": "User: I'm vegetarian, so no meat please.\nAssistant: Noted."}])
+        messages=[{"role": "user", "content": "User: I'm vegetarian, so no meat please.\nAssistant: Noted."}],
+    )
     assert reply.stop_reason == "tool_use"
     [block] = reply.content
     assert block.type == "tool_use" and block.name == "record_facts" and block.id.startswith("toolu_")
@@ -73,10 +92,13 @@ def test_tool_definitions_count_as_input_tokens(client):
     assert with_tool.input_tokens > plain + 20
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"tool_choice": {"type": "tool", "name": "nope"}}, "no tool named"),
-    ({"tools": [{"name": "t", "input_schema": {"type": "string"}}]}, "input_schema"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"tool_choice": {"type": "tool", "name": "nope"}}, "no tool named"),
+        ({"tools": [{"name": "t", "input_schema": {"type": "string"}}]}, "input_schema"),
+    ],
+)
 def test_bad_tool_requests_are_bad_requests(client, kwargs, message):
     args = {"tools": [prompts.EXTRACTION_TOOL], **kwargs}
     with pytest.raises(anthropic.BadRequestError, match=message):
@@ -85,38 +107,54 @@ def test_bad_tool_requests_are_bad_requests(client, kwargs, message):
 
 # --- the schema check ---------------------------------------------------------------------------------
 
+
 def test_schema_errors_name_each_problem():
     schema = prompts.RECONCILE_TOOL["input_schema"]
     assert schema_errors({"replaces": [0], "duplicates": []}, schema) == []
-    assert schema_errors({"replaces": "0"}, schema) == ["input.duplicates: required",
-                                                        "input.replaces: expected array, got str"]
+    assert schema_errors({"replaces": "0"}, schema) == [
+        "input.duplicates: required",
+        "input.replaces: expected array, got str",
+    ]
     assert schema_errors({"replaces": [True, -1], "duplicates": []}, schema) == [
-        "input.replaces[0]: expected an integer, got bool", "input.replaces[1]: -1 is below the minimum 0"]
+        "input.replaces[0]: expected an integer, got bool",
+        "input.replaces[1]: -1 is below the minimum 0",
+    ]
 
 
 def test_call_tool_returns_validated_input(client):
-    data = call_tool(client, model=MODEL, max_tokens=200, system=prompts.RECONCILE_TASK, tool=prompts.RECONCILE_TOOL,
-                     content="<new_fact>\nThe user lives in Denver.\n</new_fact>\n<older_facts>\n"
-                             "0. The user lives in Los Angeles.\n</older_facts>")
+    data = call_tool(
+        client,
+        model=MODEL,
+        max_tokens=200,
+        system=prompts.RECONCILE_TASK,
+        tool=prompts.RECONCILE_TOOL,
+        content="<new_fact>\nThe user lives in Denver.\n</new_fact>\n<older_facts>\n"
+        "0. The user lives in Los Angeles.\n</older_facts>",
+    )
     assert data == {"replaces": [0], "duplicates": []}
 
 
 # --- extraction: invalid output is an error, not "no facts" --------------------------------------------
 
-EXCHANGE = [{"role": "user", "content": "My sister Priya lives in Pasadena."},
-            {"role": "assistant", "content": "Noted."}]
+EXCHANGE = [
+    {"role": "user", "content": "My sister Priya lives in Pasadena."},
+    {"role": "assistant", "content": "Noted."},
+]
 
 
 def test_extract_facts_uses_the_tool(client):
     assert extract_facts(client, MODEL, EXCHANGE) == ["The user's sister Priya lives in Pasadena."]
 
 
-@pytest.mark.parametrize("content", [
-    [{"type": "text", "text": "Sure! The user's sister lives in Pasadena."}],     # no tool call at all
-    tool_use("record_facts", {"fact": ["The user's sister lives in Pasadena."]}),  # wrong key
-    tool_use("record_facts", {"facts": "The user's sister lives in Pasadena."}),   # not a list
-    tool_use("record_facts", {"facts": [42]}),                                     # not strings
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        [{"type": "text", "text": "Sure! The user's sister lives in Pasadena."}],  # no tool call at all
+        tool_use("record_facts", {"fact": ["The user's sister lives in Pasadena."]}),  # wrong key
+        tool_use("record_facts", {"facts": "The user's sister lives in Pasadena."}),  # not a list
+        tool_use("record_facts", {"facts": [42]}),  # not strings
+    ],
+)
 def test_unusable_extraction_raises_instead_of_returning_no_facts(content):
     with pytest.raises(ToolOutputError, match="record_facts") as err:
         extract_facts(scripted_client(content), MODEL, EXCHANGE)
@@ -124,6 +162,7 @@ def test_unusable_extraction_raises_instead_of_returning_no_facts(content):
 
 
 # --- reconciliation: unusable output is an error, never "no change" -----------------------------------
+
 
 def test_unusable_reconcile_reply_raises(mock_store, settings):
     bad = scripted_client([{"type": "text", "text": "The new fact replaces fact 0."}])
@@ -133,7 +172,8 @@ def test_unusable_reconcile_reply_raises(mock_store, settings):
     out_of_range = scripted_client(tool_use("reconcile_facts", {"replaces": [7], "duplicates": []}))
     with pytest.raises(ToolOutputError, match="index 7"):
         FactMemory(mock_store, client=out_of_range, settings=settings).reconcile(
-            "The user lives in Denver.", ["The user lives in Los Angeles."])
+            "The user lives in Denver.", ["The user lives in Los Angeles."]
+        )
 
 
 def test_a_contradiction_left_unchecked_is_counted_and_flagged(mock_store, settings):

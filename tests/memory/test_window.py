@@ -17,6 +17,7 @@ PROPERTY = settings(max_examples=150, deadline=None)
 # ---------------------------------------------------------------------------
 # tiny builders (independent of helpers.conversation, so the tests do not trust it)
 
+
 def msg(role, content, tokens, seq=0):
     return {"role": role, "content": content, "tokens": tokens, "seq": seq}
 
@@ -28,7 +29,9 @@ def plain(i, tokens=100):
 def tool_exchange(i, tokens=100):
     return [
         msg("user", f"weather {i}?", tokens),
-        msg("assistant", [{"type": "tool_use", "id": f"toolu_{i}", "name": "weather", "input": {"city": "LA"}}], tokens),
+        msg(
+            "assistant", [{"type": "tool_use", "id": f"toolu_{i}", "name": "weather", "input": {"city": "LA"}}], tokens
+        ),
         msg("user", [{"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": "sunny"}], tokens),
         msg("assistant", f"It is sunny ({i}).", tokens),
     ]
@@ -58,6 +61,7 @@ def same_objects(a, b):
 # ---------------------------------------------------------------------------
 # examples
 
+
 @pytest.mark.parametrize(
     "budget, kept_exchanges",
     [(0, 1), (199, 1), (200, 1), (399, 1), (400, 2), (599, 2), (600, 3), (800, 4), (10_000, 4)],
@@ -66,7 +70,7 @@ def test_plain_chat_at_several_budgets(budget, kept_exchanges):
     exchanges = [plain(i) for i in range(4)]  # 200 tokens each
     messages = [m for ex in exchanges for m in ex]
     kept, dropped = trim(messages, budget)
-    assert same_objects(kept, messages[-2 * kept_exchanges:])
+    assert same_objects(kept, messages[-2 * kept_exchanges :])
     assert same_objects(dropped + kept, messages)
     assert window_tokens(kept) == 200 * kept_exchanges
 
@@ -146,6 +150,7 @@ def test_extra_keys_are_preserved_and_nothing_is_mutated():
 # ---------------------------------------------------------------------------
 # properties over generated conversations
 
+
 @st.composite
 def conversations(draw):
     """A list of exchanges (lists of messages), optionally after a leading assistant-only group."""
@@ -172,8 +177,11 @@ def conversations(draw):
                 uses = [{"type": "tool_use", "id": t, "name": "lookup", "input": {"q": t}} for t in ids]
                 ex.append(make("assistant", preface + uses))
                 results = [
-                    {"type": "tool_result", "tool_use_id": t,
-                     "content": draw(st.sampled_from(["ok", [{"type": "text", "text": "ok"}]]))}
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": t,
+                        "content": draw(st.sampled_from(["ok", [{"type": "text", "text": "ok"}]])),
+                    }
                     for t in ids
                 ]
                 trailer = [{"type": "text", "text": "thanks"}] if draw(st.integers(0, 4)) == 0 else []
@@ -244,7 +252,7 @@ def test_property_newest_exchange_always_kept(case):
     groups, budget = case
     _, kept, _ = run(groups, budget)
     newest = groups[-1]
-    assert same_objects(kept[-len(newest):], newest)
+    assert same_objects(kept[-len(newest) :], newest)
 
 
 @PROPERTY
@@ -283,9 +291,9 @@ def _msgs(*sizes):
 def test_trim_in_chunks_keeps_everything_until_the_high_mark_then_cuts_to_the_low_mark():
     from helpers.memory.window import trim_in_chunks
 
-    under = _msgs(100, 100, 100, 100)               # 400 tokens
+    under = _msgs(100, 100, 100, 100)  # 400 tokens
     assert trim_in_chunks(under, 400, 200) == (under, [])
-    over = _msgs(100, 100, 100, 100, 100, 100)      # 600 tokens > 400: cut to 200, whole exchanges
+    over = _msgs(100, 100, 100, 100, 100, 100)  # 600 tokens > 400: cut to 200, whole exchanges
     kept, dropped = trim_in_chunks(over, 400, 200)
     assert [m["content"] for m in kept] == ["4", "5"] and dropped + kept == over
     assert trim_in_chunks(over, 600, 200) == (over, [])
@@ -305,7 +313,7 @@ def test_trim_in_chunks_prefix_stays_identical_between_cuts():
         if dropped:
             cuts += 1
         else:
-            assert kept[:len(window)] == window       # no cut: the old window is an exact prefix
+            assert kept[: len(window)] == window  # no cut: the old window is an exact prefix
         assert sum(m["tokens"] for m in kept) <= 500
         window = kept
-    assert 0 < cuts < 30 // 2                          # a cut every few turns, not every turn
+    assert 0 < cuts < 30 // 2  # a cut every few turns, not every turn

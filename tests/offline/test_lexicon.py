@@ -11,8 +11,10 @@ from helpers.offline import lexicon
 from scripts import build_wordnet as wordnet_build
 
 
-@pytest.mark.parametrize("a, b", [("nan", "grandmother"), ("kids", "children"), ("autumn", "fall"),
-                                  ("eldest", "firstborn"), ("movie", "film")])
+@pytest.mark.parametrize(
+    "a, b",
+    [("nan", "grandmother"), ("kids", "children"), ("autumn", "fall"), ("eldest", "firstborn"), ("movie", "film")],
+)
 def test_synonyms_name_the_same_concept(a, b):
     assert lexicon.synonymous(a, b)
 
@@ -22,14 +24,24 @@ def test_related_words_are_not_synonyms(a, b):
     assert not lexicon.synonymous(a, b)
 
 
-@pytest.mark.parametrize("member, kind", [("collie", "dog"), ("jazz", "music"), ("lasagna", "dish"),
-                                          ("june", "month"), ("salmon", "fish"), ("daughter", "child")])
+@pytest.mark.parametrize(
+    "member, kind",
+    [
+        ("collie", "dog"),
+        ("jazz", "music"),
+        ("lasagna", "dish"),
+        ("june", "month"),
+        ("salmon", "fish"),
+        ("daughter", "child"),
+    ],
+)
 def test_members_of_a_kind(member, kind):
     assert lexicon.is_a(member, kind)
 
 
-@pytest.mark.parametrize("member, kind", [("autumn", "month"), ("dog", "collie"), ("coldplay", "film"),
-                                          ("dog", "entity")])  # "entity" is too general to be a kind asked for
+@pytest.mark.parametrize(
+    "member, kind", [("autumn", "month"), ("dog", "collie"), ("coldplay", "film"), ("dog", "entity")]
+)  # "entity" is too general to be a kind asked for
 def test_not_members(member, kind):
     assert not lexicon.is_a(member, kind)
 
@@ -57,14 +69,21 @@ def test_shipped_file_is_wordnet_and_credits_it():
 def _mini_wordnet(root):
     """Three noun synsets in WordNet's own file format: dog ⊂ canine, with "domestic dog" a synonym."""
     lines = {
-        "data.noun": ["00000001 05 n 01 canine 0 000 | a carnivore",
-                      "00000002 05 n 02 dog 0 domestic_dog 0 001 @ 00000001 n 0000 | a domestic animal",
-                      "00000003 05 n 01 cat 0 001 @ 00000001 n 0000 | a feline"],
+        "data.noun": [
+            "00000001 05 n 01 canine 0 000 | a carnivore",
+            "00000002 05 n 02 dog 0 domestic_dog 0 001 @ 00000001 n 0000 | a domestic animal",
+            "00000003 05 n 01 cat 0 001 @ 00000001 n 0000 | a feline",
+        ],
         "index.noun": ["canine n 1 0 1 0 00000001", "dog n 1 1 @ 1 0 00000002", "cat n 1 1 @ 1 0 00000003"],
-        "data.verb": ["00000004 29 v 01 rise 0 001 ! 00000005 v 0101 00 | go up",
-                      "00000005 29 v 01 fall 0 001 ! 00000004 v 0101 00 | go down"],
+        "data.verb": [
+            "00000004 29 v 01 rise 0 001 ! 00000005 v 0101 00 | go up",
+            "00000005 29 v 01 fall 0 001 ! 00000004 v 0101 00 | go down",
+        ],
         "index.verb": ["rise v 1 1 ! 1 0 00000004", "fall v 1 1 ! 1 0 00000005"],
-        "data.adj": [], "index.adj": [], "data.adv": [], "index.adv": [],
+        "data.adj": [],
+        "index.adj": [],
+        "data.adv": [],
+        "index.adv": [],
     }
     for name, rows in lines.items():
         (root / name).write_text("  1 licence header line\n" + "".join(r + "\n" for r in rows), encoding="latin-1")
@@ -73,8 +92,13 @@ def _mini_wordnet(root):
 def test_builder_reads_wordnet_files_and_is_reproducible(tmp_path):
     _mini_wordnet(tmp_path)
     built = wordnet_build.build(tmp_path)
-    assert built["lemmas"] == {"canine": ["n00000001"], "dog": ["n00000002"], "cat": ["n00000003"],
-                               "rise": ["v00000004"], "fall": ["v00000005"]}
+    assert built["lemmas"] == {
+        "canine": ["n00000001"],
+        "dog": ["n00000002"],
+        "cat": ["n00000003"],
+        "rise": ["v00000004"],
+        "fall": ["v00000005"],
+    }
     assert built["hyper"] == {"n00000002": ["n00000001"], "n00000003": ["n00000001"]}
     assert built["words"]["n00000002"] == ["dog"]  # the two-word lemma is not kept
     assert built["antonyms"] == {"rise": ["fall"], "fall": ["rise"]}

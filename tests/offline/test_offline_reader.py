@@ -12,8 +12,10 @@ from helpers.offline.person import resolve_pronouns, third_to_second, to_second,
 from helpers.offline.reader import read_question, statements_of
 
 MODEL = "claude-haiku-4-5"
-FILLER = [("Any good tacos near Echo Park?", "Try the stands on Sunset."),
-          ("Which beach is nice for a morning walk?", "Santa Monica, before nine.")]
+FILLER = [
+    ("Any good tacos near Echo Park?", "Try the stands on Sunset."),
+    ("Which beach is nice for a morning walk?", "Santa Monica, before nine."),
+]
 
 
 @pytest.fixture(scope="module")
@@ -36,69 +38,95 @@ def declined(reply: str) -> bool:
 
 # --- issue 12's four exchanges, through the real SDK ----------------------------------------------------
 
-@pytest.mark.parametrize("statement, question, expected", [
-    ("My sister Priya lives in Pasadena and she is a nurse.", "Where does my sister live?", "Pasadena"),
-    ("My cousin Theo works at the Getty Center.", "Where does my cousin work?", "Getty Center"),
-    ("I'm vegetarian, so no meat please.", "What should I avoid eating?", "meat"),
-])
+
+@pytest.mark.parametrize(
+    "statement, question, expected",
+    [
+        ("My sister Priya lives in Pasadena and she is a nurse.", "Where does my sister live?", "Pasadena"),
+        ("My cousin Theo works at the Getty Center.", "Where does my cousin work?", "Getty Center"),
+        ("I'm vegetarian, so no meat please.", "What should I avoid eating?", "meat"),
+    ],
+)
 def test_the_failing_exchanges_are_answered_after_other_messages(client, statement, question, expected):
     reply = ask(client, [(statement, "Noted.")] + FILLER, question)
     assert expected in reply and not declined(reply)
 
 
 def test_the_sisters_name_from_a_memory_block_in_a_new_session(client):
-    system = (prompts.SCOUT_PERSONA + "\n\n" + prompts.MEMORY_OPEN
-              + "[2026-11-29] (from a conversation) User: By the way, my sister's name is Priya Assistant: Noted."
-              + prompts.MEMORY_CLOSE)
+    system = (
+        prompts.SCOUT_PERSONA
+        + "\n\n"
+        + prompts.MEMORY_OPEN
+        + "[2026-11-29] (from a conversation) User: By the way, my sister's name is Priya Assistant: Noted."
+        + prompts.MEMORY_CLOSE
+    )
     reply = ask(client, [], "What is my sister's name?", system)
     assert "Priya" in reply and not declined(reply)
     assert declined(ask(client, [], "What is my sister's name?"))  # without the block it cannot know
 
 
 def test_reads_the_summary_block_in_third_person(client):
-    system = (prompts.SCOUT_PERSONA + "\n\n" + prompts.SUMMARY_OPEN
-              + "The user's cousin Theo works at the Getty Center. The user is vegetarian." + prompts.SUMMARY_CLOSE)
+    system = (
+        prompts.SCOUT_PERSONA
+        + "\n\n"
+        + prompts.SUMMARY_OPEN
+        + "The user's cousin Theo works at the Getty Center. The user is vegetarian."
+        + prompts.SUMMARY_CLOSE
+    )
     reply = ask(client, [], "Where does my cousin work?", system)
     assert reply == "Your cousin Theo works at the Getty Center."
 
 
 # --- it never answers from anywhere but the request ------------------------------------------------------
 
-@pytest.mark.parametrize("statement, question", [
-    ("My sister Priya lives in Pasadena.", "Where does my brother live?"),
-    ("I'm allergic to peanuts.", "What is my son allergic to?"),
-    ("My dog's name is Biscuit.", "What's my cat called?"),
-    ("We're renovating the kitchen in March.", "When are we redoing the bathroom?"),
-    ("My sister Priya lives in Pasadena.", "Where do I live?"),
-    ("My dentist appointment is next Tuesday at 4pm.", "When is my appointment with the eye doctor?"),
-])
+
+@pytest.mark.parametrize(
+    "statement, question",
+    [
+        ("My sister Priya lives in Pasadena.", "Where does my brother live?"),
+        ("I'm allergic to peanuts.", "What is my son allergic to?"),
+        ("My dog's name is Biscuit.", "What's my cat called?"),
+        ("We're renovating the kitchen in March.", "When are we redoing the bathroom?"),
+        ("My sister Priya lives in Pasadena.", "Where do I live?"),
+        ("My dentist appointment is next Tuesday at 4pm.", "When is my appointment with the eye doctor?"),
+    ],
+)
 def test_a_near_miss_is_not_an_answer(client, statement, question):
     reply = ask(client, [(statement, "Noted.")], question)
     assert declined(reply), reply
 
 
 def test_the_same_question_is_answered_only_with_the_statement_in_the_request(client):
-    with_it = ask(client, [("My partner's name is Alex and we've been together nine years.", "Lovely.")],
-                  "How long have Alex and I been a couple?")
+    with_it = ask(
+        client,
+        [("My partner's name is Alex and we've been together nine years.", "Lovely.")],
+        "How long have Alex and I been a couple?",
+    )
     assert "nine years" in with_it
     assert declined(ask(client, [], "How long have Alex and I been a couple?"))
 
 
 # --- reading: people, pronouns and persons ---------------------------------------------------------------
 
+
 def test_pronouns_point_at_the_person_last_named():
     assert resolve_pronouns(["My sister Priya lives in Pasadena and she is a nurse.", "Her husband is a chef."]) == [
-        "My sister Priya lives in Pasadena and my sister Priya is a nurse.", "my sister Priya's husband is a chef."]
+        "My sister Priya lives in Pasadena and my sister Priya is a nurse.",
+        "my sister Priya's husband is a chef.",
+    ]
 
 
-@pytest.mark.parametrize("first, second, third", [
-    ("I'm vegetarian", "you're vegetarian", "The user is vegetarian"),
-    ("My sister lives in Pasadena", "Your sister lives in Pasadena", "The user's sister lives in Pasadena"),
-    ("I really love hiking", "you really love hiking", "The user really loves hiking"),
-    ("I don't drink alcohol", "you don't drink alcohol", "The user doesn't drink alcohol"),
-    ("I have two cats", "you have two cats", "The user has two cats"),
-    ("I moved to Denver", "you moved to Denver", "The user moved to Denver"),
-])
+@pytest.mark.parametrize(
+    "first, second, third",
+    [
+        ("I'm vegetarian", "you're vegetarian", "The user is vegetarian"),
+        ("My sister lives in Pasadena", "Your sister lives in Pasadena", "The user's sister lives in Pasadena"),
+        ("I really love hiking", "you really love hiking", "The user really loves hiking"),
+        ("I don't drink alcohol", "you don't drink alcohol", "The user doesn't drink alcohol"),
+        ("I have two cats", "you have two cats", "The user has two cats"),
+        ("I moved to Denver", "you moved to Denver", "The user moved to Denver"),
+    ],
+)
 def test_person_rewriting(first, second, third):
     assert to_second(first) == second[:1].upper() + second[1:]
     assert to_third(first) == third
@@ -114,8 +142,13 @@ def test_question_reading_names_what_is_asked():
 
 
 def test_statements_come_from_every_part_of_the_request():
-    system = (prompts.SCOUT_PERSONA + "\nThe user's favorite color is teal.\n" + prompts.MEMORY_OPEN
-              + "[2026-11-29] The user lives in Portland." + prompts.MEMORY_CLOSE)
+    system = (
+        prompts.SCOUT_PERSONA
+        + "\nThe user's favorite color is teal.\n"
+        + prompts.MEMORY_OPEN
+        + "[2026-11-29] The user lives in Portland."
+        + prompts.MEMORY_CLOSE
+    )
     found = [s.text for s in statements_of(system, [("user", "I'm allergic to peanuts. Any ideas?")])]
     assert "The user's favorite color is teal." in found and "The user lives in Portland." in found
     assert "I'm allergic to peanuts." in found and not any("ideas" in t for t in found)
@@ -124,13 +157,17 @@ def test_statements_come_from_every_part_of_the_request():
 
 # --- facts and summaries by the same means ---------------------------------------------------------------
 
+
 def test_facts_are_any_first_person_statement_in_third_person():
     assert facts_from_text("My sister Priya lives in Pasadena and she is a nurse.") == [
-        "The user's sister Priya lives in Pasadena.", "The user's sister Priya is a nurse."]
+        "The user's sister Priya lives in Pasadena.",
+        "The user's sister Priya is a nurse.",
+    ]
     assert facts_from_text("I don't eat pork. Could you suggest a taco place?") == ["The user doesn't eat pork."]
     assert facts_from_text("Thanks, that sounds great!") == []
     assert facts_from_text("Your table at Bestia is booked for Friday at 7:45pm.", "assistant") == [
-        "The user's table at Bestia is booked for Friday at 7:45pm."]
+        "The user's table at Bestia is booked for Friday at 7:45pm."
+    ]
 
 
 def test_clash_and_duplicate_are_generic():
@@ -143,21 +180,27 @@ def test_clash_and_duplicate_are_generic():
 
 
 def test_summary_keeps_statements_in_third_person_and_drops_questions(client):
-    body = ("<existing_summary>\n\n</existing_summary>\n<new_turns>\n"
-            "User: My sister Priya lives in Pasadena and she is a nurse.\nAssistant: Noted.\n"
-            "User: Any good tacos near Echo Park?\nAssistant: Try Sunset Boulevard.\n"
-            "User: I'm vegetarian, so no meat please.\nAssistant: Got it.\n</new_turns>")
-    reply = client.messages.create(model=MODEL, max_tokens=200, system=prompts.SUMMARY_TASK,
-                                   messages=[{"role": "user", "content": body}])
+    body = (
+        "<existing_summary>\n\n</existing_summary>\n<new_turns>\n"
+        "User: My sister Priya lives in Pasadena and she is a nurse.\nAssistant: Noted.\n"
+        "User: Any good tacos near Echo Park?\nAssistant: Try Sunset Boulevard.\n"
+        "User: I'm vegetarian, so no meat please.\nAssistant: Got it.\n</new_turns>"
+    )
+    reply = client.messages.create(
+        model=MODEL, max_tokens=200, system=prompts.SUMMARY_TASK, messages=[{"role": "user", "content": body}]
+    )
     summary = reply.content[0].text
     # the user's statements in third person, plus what the other side recommended to the user (issue 13)
-    assert summary == ("The user's sister Priya lives in Pasadena. The user's sister Priya is a nurse. "
-                       "The user is vegetarian, so no meat. The assistant recommended that the user try Sunset Boulevard.")
+    assert summary == (
+        "The user's sister Priya lives in Pasadena. The user's sister Priya is a nurse. "
+        "The user is vegetarian, so no meat. The assistant recommended that the user try Sunset Boulevard."
+    )
     assert "asked" not in summary and "tacos" not in summary
 
 
 def test_question_parts_split_between_question_clauses_only():
     from helpers.offline.question import question_parts
+
     assert question_parts("What is my name, and where do I live?") == ["What is my name?", "where do I live?"]
     assert question_parts("what is my name and where do I live") == ["what is my name", "where do I live"]
     assert question_parts("When do I fly; where am I staying?") == ["When do I fly?", "where am I staying?"]
@@ -189,6 +232,7 @@ def test_a_part_nothing_answers_says_so_for_that_part_only(client):
 def test_phrasal_verbs_and_kinds_of_things_are_read_generically():
     from helpers.offline.kinds import is_kind_of
     from helpers.offline.language import content_stems, has_answer_type, stem
+
     assert "bed" in content_stems("What time do I turn in?")
     assert "avoid" in content_stems("Is there anything I should steer clear of?")
     assert is_kind_of(stem("cilantro"), stem("food"))  # a herb, and a herb is food
@@ -214,6 +258,7 @@ def test_synonyms_are_one_thing_and_a_member_of_a_synonym_counts_but_names_nothi
 
 # --- the answer-or-decline decision (helpers.offline.answer), on sentences outside the phrasing corpus -----
 
+
 def test_the_clause_that_answers_is_said_not_its_neighbour(client):
     """'for a living' is the idiom for a job, not the verb 'live': the nurse clause answers, not the Pasadena one."""
     turns = [("My sister Priya lives in Pasadena and she is a nurse.", "Noted.")] + FILLER
@@ -223,25 +268,31 @@ def test_the_clause_that_answers_is_said_not_its_neighbour(client):
 
 
 def test_a_paraphrase_and_a_member_of_the_kind_asked_for_are_answers(client):
-    assert "history" in ask(client, [("My uncle Raj teaches history at a college.", "Noted.")] + FILLER,
-                            "What subject does Raj teach?")
+    assert "history" in ask(
+        client, [("My uncle Raj teaches history at a college.", "Noted.")] + FILLER, "What subject does Raj teach?"
+    )
     assert "42" in ask(client, [("I wear a size 42 jacket.", "Noted.")] + FILLER, "What size coat do I wear?")
-    assert "Bonfire" in ask(client, [("My mum's birthday is on Bonfire Night.", "Noted.")] + FILLER,
-                            "When is mum's birthday?")
+    assert "Bonfire" in ask(
+        client, [("My mum's birthday is on Bonfire Night.", "Noted.")] + FILLER, "When is mum's birthday?"
+    )
 
 
-@pytest.mark.parametrize("statement, question", [
-    ("I wear a size 42 jacket.", "What size trousers do I wear?"),            # the attribute of another thing
-    ("I studied at a college in Leeds.", "Which high school did I attend?"),  # a modifier the statement lacks
-    ("The office's door code is 4471.", "What's the office's alarm code?"),   # another thing the place has
-    ("I can't stand olives.", "What's my favourite snack?"),                  # asked what they like, told a dislike
-])
+@pytest.mark.parametrize(
+    "statement, question",
+    [
+        ("I wear a size 42 jacket.", "What size trousers do I wear?"),  # the attribute of another thing
+        ("I studied at a college in Leeds.", "Which high school did I attend?"),  # a modifier the statement lacks
+        ("The office's door code is 4471.", "What's the office's alarm code?"),  # another thing the place has
+        ("I can't stand olives.", "What's my favourite snack?"),  # asked what they like, told a dislike
+    ],
+)
 def test_a_statement_about_a_different_thing_declines(client, statement, question):
     assert declined(ask(client, [(statement, "Noted.")] + FILLER, question)), question
 
 
 def test_the_verdict_names_its_reason():
     from helpers.offline.answer import judge
+
     said = statements_of("", [("user", "My sister Priya lives in Pasadena."), ("user", "I wear a size 42 jacket.")])
     assert judge(read_question("Where does my brother live?"), said[0], {})[1] == "other person"
     assert judge(read_question("Where do I live?"), said[0], {})[1] == "not the user"
@@ -259,30 +310,37 @@ def test_the_leading_question_word_decides_what_kind_of_answer_is_wanted():
 
 # --- round 2: an answer comes only from a statement about the same subject, thing and attribute -------------
 
-@pytest.mark.parametrize("statement, question", [
-    ("My wife is a dentist in Bristol.", "What's my occupation?"),               # the user, not a person of theirs
-    ("My scooter is bright red.", "What colour is my van?"),                      # another thing owned
-    ("Our youngest, Ada, is four.", "How old is my eldest?"),                     # another child
-    ("The router is called BlueHarbour.", "What's the router's password?"),      # a name is not a secret
-    ("The safe in our hotel room is number 12.", "What's the combination of the hotel safe?"),
-    ("The plumber is coming on Wednesday.", "What time is the plumber coming?"),  # a day is not a clock time
-    ("We're off to Portugal for Easter.", "Where are we going in the summer?"),  # another occasion
-    ("My gym membership started in March.", "When does my gym membership end?"),  # another phase of it
-    ("Mina flies out to Seoul on Friday.", "When does Mina land back home?"),     # another leg of the journey
-])
+
+@pytest.mark.parametrize(
+    "statement, question",
+    [
+        ("My wife is a dentist in Bristol.", "What's my occupation?"),  # the user, not a person of theirs
+        ("My scooter is bright red.", "What colour is my van?"),  # another thing owned
+        ("Our youngest, Ada, is four.", "How old is my eldest?"),  # another child
+        ("The router is called BlueHarbour.", "What's the router's password?"),  # a name is not a secret
+        ("The safe in our hotel room is number 12.", "What's the combination of the hotel safe?"),
+        ("The plumber is coming on Wednesday.", "What time is the plumber coming?"),  # a day is not a clock time
+        ("We're off to Portugal for Easter.", "Where are we going in the summer?"),  # another occasion
+        ("My gym membership started in March.", "When does my gym membership end?"),  # another phase of it
+        ("Mina flies out to Seoul on Friday.", "When does Mina land back home?"),  # another leg of the journey
+    ],
+)
 def test_a_statement_about_another_subject_thing_or_attribute_declines(client, statement, question):
     assert declined(ask(client, [(statement, "Noted."), *FILLER], question))
 
 
-@pytest.mark.parametrize("statement, question, expected", [
-    ("I'm a dentist in Bristol.", "What's my occupation?", "dentist"),
-    ("My van is bright red.", "What colour is my van?", "red"),
-    ("Our eldest, Ada, is nine.", "How old is my eldest?", "nine"),
-    ("The router password is tidepool42.", "What's the router's password?", "tidepool42"),
-    ("The plumber is coming at ten on Wednesday.", "What time is the plumber coming?", "ten"),
-    ("We're off to Portugal for the summer.", "Where are we going in the summer?", "Portugal"),
-    ("My gym membership ends in March.", "When does my gym membership run out?", "March"),
-])
+@pytest.mark.parametrize(
+    "statement, question, expected",
+    [
+        ("I'm a dentist in Bristol.", "What's my occupation?", "dentist"),
+        ("My van is bright red.", "What colour is my van?", "red"),
+        ("Our eldest, Ada, is nine.", "How old is my eldest?", "nine"),
+        ("The router password is tidepool42.", "What's the router's password?", "tidepool42"),
+        ("The plumber is coming at ten on Wednesday.", "What time is the plumber coming?", "ten"),
+        ("We're off to Portugal for the summer.", "Where are we going in the summer?", "Portugal"),
+        ("My gym membership ends in March.", "When does my gym membership run out?", "March"),
+    ],
+)
 def test_the_same_subject_thing_and_attribute_still_answers(client, statement, question, expected):
     reply = ask(client, [(statement, "Noted."), *FILLER], question)
     assert expected in reply and not declined(reply), reply

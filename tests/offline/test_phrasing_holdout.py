@@ -17,15 +17,32 @@ import pytest
 from helpers.bench import reader_eval
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-RELATIONS = {"family", "work", "places", "dates_times", "preferences", "dietary", "plans", "possessions",
-             "numbers_codes"}
+RELATIONS = {
+    "family",
+    "work",
+    "places",
+    "dates_times",
+    "preferences",
+    "dietary",
+    "plans",
+    "possessions",
+    "numbers_codes",
+}
 
 
 class Spec:
     """What one held-out file must hold: its path, the minimum counts and its id prefix."""
 
-    def __init__(self, name: str, pairs: int, per_relation: int, absent: int, absent_per_relation: int,
-                 prefix: str, part: str = "held_out") -> None:
+    def __init__(
+        self,
+        name: str,
+        pairs: int,
+        per_relation: int,
+        absent: int,
+        absent_per_relation: int,
+        prefix: str,
+        part: str = "held_out",
+    ) -> None:
         self.path, self.part = DATA / name, part
         self.pairs, self.per_relation = pairs, per_relation
         self.absent, self.absent_per_relation, self.prefix = absent, absent_per_relation, prefix
@@ -34,15 +51,45 @@ class Spec:
         return self.path.name
 
 
-SPECS = [Spec("phrasing_corpus_c.json", pairs=100, per_relation=10, absent=40, absent_per_relation=1, prefix="ho-",
-              part="tuning"),
-         Spec("phrasing_holdout_2.json", pairs=110, per_relation=12, absent=45, absent_per_relation=5, prefix="h2-",
-              part="tuning"),
-         Spec("phrasing_holdout_3.json", pairs=117, per_relation=13, absent=54, absent_per_relation=6, prefix="h3-",
-              part="tuning"),
-         Spec("phrasing_holdout_4.json", pairs=117, per_relation=13, absent=54, absent_per_relation=6, prefix="h4-",
-              part="tuning"),
-         Spec("phrasing_holdout_5.json", pairs=117, per_relation=13, absent=54, absent_per_relation=6, prefix="h5-")]
+SPECS = [
+    Spec(
+        "phrasing_corpus_c.json",
+        pairs=100,
+        per_relation=10,
+        absent=40,
+        absent_per_relation=1,
+        prefix="ho-",
+        part="tuning",
+    ),
+    Spec(
+        "phrasing_holdout_2.json",
+        pairs=110,
+        per_relation=12,
+        absent=45,
+        absent_per_relation=5,
+        prefix="h2-",
+        part="tuning",
+    ),
+    Spec(
+        "phrasing_holdout_3.json",
+        pairs=117,
+        per_relation=13,
+        absent=54,
+        absent_per_relation=6,
+        prefix="h3-",
+        part="tuning",
+    ),
+    Spec(
+        "phrasing_holdout_4.json",
+        pairs=117,
+        per_relation=13,
+        absent=54,
+        absent_per_relation=6,
+        prefix="h4-",
+        part="tuning",
+    ),
+    Spec("phrasing_holdout_5.json", pairs=117, per_relation=13, absent=54, absent_per_relation=6, prefix="h5-"),
+]
 
 
 @pytest.fixture(params=SPECS, ids=repr)
@@ -76,8 +123,9 @@ def test_holdout_items_are_well_formed(items):
     for item in items:
         if item["present"]:
             assert set(item) >= {"id", "relation", "statement", "question", "expect"}, item["id"]
-            assert item["expect"] and all(group and all(isinstance(s, str) and s for s in group)
-                                          for group in item["expect"]), item["id"]
+            assert item["expect"] and all(
+                group and all(isinstance(s, str) and s for s in group) for group in item["expect"]
+            ), item["id"]
             # the answer is in the statement (some spelling of every group), so a reader that reads it can answer
             for group in item["expect"]:
                 assert any(s.lower() in item["statement"].lower() for s in group), (item["id"], group)
@@ -90,14 +138,20 @@ def test_holdout_items_are_well_formed(items):
 def test_holdout_ids_and_statements_are_new(spec):
     """No id or statement is shared with any other phrasing corpus (the tuning ones and the other held-out one)."""
     mine = json.loads(spec.path.read_text(encoding="utf-8"))
-    others = [json.loads(path.read_text(encoding="utf-8")) for path in sorted(DATA.glob("phrasing_*.json"))
-              if path.resolve() != spec.path.resolve()]
+    others = [
+        json.loads(path.read_text(encoding="utf-8"))
+        for path in sorted(DATA.glob("phrasing_*.json"))
+        if path.resolve() != spec.path.resolve()
+    ]
     n_others = len(others)
     assert n_others >= 3  # the two tuning files and the other held-out file (their text is never printed)
     their_ids = {i["id"] for d in others for i in d["pairs"] + d["absent"]}
     their_text = {i.get("statement") or i.get("distractor") for d in others for i in d["pairs"] + d["absent"]}
-    shared = [i["id"] for i in mine["pairs"] + mine["absent"]
-              if i["id"] in their_ids or (i.get("statement") or i.get("distractor")) in their_text]
+    shared = [
+        i["id"]
+        for i in mine["pairs"] + mine["absent"]
+        if i["id"] in their_ids or (i.get("statement") or i.get("distractor")) in their_text
+    ]
     assert shared == []  # names only this corpus's items: the other corpora stay unread
 
 

@@ -13,7 +13,7 @@ from helpers.config import load_settings
 from helpers.llm import get_client, offline_transport
 from helpers.offline import MIN_CACHEABLE_TOKENS, SimClock, min_cacheable_tokens
 
-MODEL = "claude-haiku-4-5"          # minimum cacheable prefix: 4096 tokens
+MODEL = "claude-haiku-4-5"  # minimum cacheable prefix: 4096 tokens
 LOW_MIN_MODEL = "claude-sonnet-4-6"  # minimum cacheable prefix: 1024 tokens
 EPHEMERAL = {"type": "ephemeral"}
 DOC = " ".join(f"Note {i}: the traveller keeps item {i} in locker {i * 7 % 97} on deck {i % 5}." for i in range(420))
@@ -49,8 +49,10 @@ def counts(usage):
 
 def conversation(turns: int) -> list[dict]:
     """user/assistant messages, each a plain string (one block)."""
-    return [{"role": "user" if i % 2 == 0 else "assistant", "content": f"message {i} about the trip to Lisbon"}
-            for i in range(turns)]
+    return [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"message {i} about the trip to Lisbon"}
+        for i in range(turns)
+    ]
 
 
 def mark_last(messages: list[dict], **control) -> list[dict]:
@@ -64,15 +66,20 @@ def mark_last(messages: list[dict], **control) -> list[dict]:
 
 
 def test_documented_minimums_and_the_doc_is_long_enough(client):
-    assert (min_cacheable_tokens("claude-haiku-4-5"), min_cacheable_tokens("claude-haiku-4-5-20251001"),
-            min_cacheable_tokens("claude-opus-4-5"), min_cacheable_tokens("claude-sonnet-4-5"),
-            min_cacheable_tokens("claude-3-5-haiku")) == (4096, 4096, 4096, 1024, 2048)
+    assert (
+        min_cacheable_tokens("claude-haiku-4-5"),
+        min_cacheable_tokens("claude-haiku-4-5-20251001"),
+        min_cacheable_tokens("claude-opus-4-5"),
+        min_cacheable_tokens("claude-sonnet-4-5"),
+        min_cacheable_tokens("claude-3-5-haiku"),
+    ) == (4096, 4096, 4096, 1024, 2048)
     assert MIN_CACHEABLE_TOKENS[LOW_MIN_MODEL] == 1024
     doc = client.messages.count_tokens(model=MODEL, messages=[{"role": "user", "content": DOC}]).input_tokens
     assert doc > 4096 + 200
 
 
 # --- the rules -----------------------------------------------------------------------------------
+
 
 def test_exact_prefix_is_written_then_read(client):
     first = call(client, "Which locker holds item 12?", system=system_blocks())
@@ -136,8 +143,9 @@ def test_one_hour_lifetime_and_its_own_usage_field(client, clock):
     assert first.cache_creation.ephemeral_1h_input_tokens == first.cache_creation_input_tokens > 4096
     assert first.cache_creation.ephemeral_5m_input_tokens == 0
     clock.advance(3599)
-    assert call(client, "q1", system=system_blocks(ttl="1h")).cache_read_input_tokens == \
-        first.cache_creation_input_tokens
+    assert (
+        call(client, "q1", system=system_blocks(ttl="1h")).cache_read_input_tokens == first.cache_creation_input_tokens
+    )
     clock.advance(3600)
     assert call(client, "q2", system=system_blocks(ttl="1h")).cache_read_input_tokens == 0
 
@@ -157,8 +165,10 @@ def test_more_than_four_breakpoints_is_the_apis_400(client):
     with pytest.raises(anthropic.BadRequestError) as info:
         client.messages.create(model=MODEL, max_tokens=20, system=blocks, messages=[{"role": "user", "content": "hi"}])
     assert info.value.status_code == 400
-    assert info.value.body["error"] == {"type": "invalid_request_error",
-                                        "message": "A maximum of 4 blocks with cache_control may be provided. Found 5."}
+    assert info.value.body["error"] == {
+        "type": "invalid_request_error",
+        "message": "A maximum of 4 blocks with cache_control may be provided. Found 5.",
+    }
     with pytest.raises(anthropic.BadRequestError):  # count_tokens validates the same way
         client.messages.count_tokens(model=MODEL, system=blocks, messages=[{"role": "user", "content": "hi"}])
     call(client, "hi", system=blocks[:4])  # four is allowed
@@ -169,13 +179,22 @@ def test_more_than_four_breakpoints_is_the_apis_400(client):
 
 
 def test_usage_fields_add_up_to_count_tokens_in_every_shape(client):
-    tool = {"name": "lookup", "description": DOC[:3000], "input_schema": {"type": "object", "properties": {}},
-            "cache_control": EPHEMERAL}
+    tool = {
+        "name": "lookup",
+        "description": DOC[:3000],
+        "input_schema": {"type": "object", "properties": {}},
+        "cache_control": EPHEMERAL,
+    }
     tool_turn = [
         {"role": "user", "content": "Find item 7."},
         {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {"i": 7}}]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "locker 49"},
-                                     {"type": "text", "text": "And item 8?", "cache_control": EPHEMERAL}]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": "locker 49"},
+                {"type": "text", "text": "And item 8?", "cache_control": EPHEMERAL},
+            ],
+        },
     ]
     shapes = [
         {"system": system_blocks(), "messages": "plain question"},
@@ -191,7 +210,9 @@ def test_usage_fields_add_up_to_count_tokens_in_every_shape(client):
             assert usage.cache_creation is None and counts(usage)[1:] == (0, 0)
         else:
             split = usage.cache_creation
-            assert split.ephemeral_5m_input_tokens + split.ephemeral_1h_input_tokens == usage.cache_creation_input_tokens
+            assert (
+                split.ephemeral_5m_input_tokens + split.ephemeral_1h_input_tokens == usage.cache_creation_input_tokens
+            )
     plain = {"model": MODEL, "system": DOC, "messages": [{"role": "user", "content": "hi"}]}
     marked = {**plain, "system": system_blocks(), "messages": mark_last(plain["messages"])}
     assert client.messages.count_tokens(**plain).input_tokens == client.messages.count_tokens(**marked).input_tokens
@@ -207,7 +228,7 @@ def test_lookback_finds_an_earlier_write_within_twenty_positions(client):
 
     near = call(client, grown(19), system=DOC)  # the old write is the 20th position counting the breakpoint
     assert near.cache_read_input_tokens == written
-    far = call(client, grown(20), system=DOC)   # the 21st: out of the window, a full write
+    far = call(client, grown(20), system=DOC)  # the 21st: out of the window, a full write
     assert far.cache_read_input_tokens == 0 and far.cache_creation_input_tokens > written
     # a second breakpoint nearer the old write lets the lookback resume from there
     far2 = grown(21)
@@ -221,8 +242,10 @@ def test_a_run_of_tool_blocks_is_one_lookback_position(client):
     written = call(client, mark_last(history), system=DOC, tools=[tool]).cache_creation_input_tokens
     uses = [{"type": "tool_use", "id": f"toolu_{i}", "name": "lookup", "input": {"i": i}} for i in range(25)]
     results = [{"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": f"locker {i}"} for i in range(25)]
-    messages = history + [{"role": "assistant", "content": uses},
-                          {"role": "user", "content": results + [{"type": "text", "text": "Thanks."}]}]
+    messages = history + [
+        {"role": "assistant", "content": uses},
+        {"role": "user", "content": results + [{"type": "text", "text": "Thanks."}]},
+    ]
     # 51 new blocks but 3 positions (the tool_use run, the tool_result run, the text): the write is within reach
     assert call(client, mark_last(messages), system=DOC, tools=[tool]).cache_read_input_tokens == written
 
@@ -235,8 +258,10 @@ def test_a_growing_conversation_with_a_breakpoint_on_the_last_message_reads_each
         usage = call(client, mark_last(messages), system=DOC)
         assert usage.cache_read_input_tokens == previous
         previous = usage.cache_read_input_tokens + usage.cache_creation_input_tokens
-        messages = messages + [{"role": "assistant", "content": f"reply {turn}"},
-                               {"role": "user", "content": f"question {turn}"}]
+        messages = messages + [
+            {"role": "assistant", "content": f"reply {turn}"},
+            {"role": "user", "content": f"question {turn}"},
+        ]
     auto = call(client, messages, system=DOC, cache_control=EPHEMERAL)  # top-level: same effect
     assert auto.cache_read_input_tokens == previous
 
@@ -258,9 +283,11 @@ def test_live_api_reports_a_cache_write_then_a_read():
     client = get_client()
     model = load_settings().chat_model
     system = system_blocks(DOC + f" Run {os.getpid()}.")  # a prefix no earlier run has cached
-    first = client.messages.create(model=model, max_tokens=20, system=system,
-                                   messages=[{"role": "user", "content": "Which locker holds item 12?"}]).usage
-    second = client.messages.create(model=model, max_tokens=20, system=system,
-                                    messages=[{"role": "user", "content": "Which deck is item 40 on?"}]).usage
+    first = client.messages.create(
+        model=model, max_tokens=20, system=system, messages=[{"role": "user", "content": "Which locker holds item 12?"}]
+    ).usage
+    second = client.messages.create(
+        model=model, max_tokens=20, system=system, messages=[{"role": "user", "content": "Which deck is item 40 on?"}]
+    ).usage
     assert first.cache_creation_input_tokens > 0 and not first.cache_read_input_tokens
     assert second.cache_read_input_tokens == first.cache_creation_input_tokens

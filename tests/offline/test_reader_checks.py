@@ -11,29 +11,42 @@ def _reply(said: str, asked: str) -> str | None:
     return render_second(st) if st else None
 
 
-@pytest.mark.parametrize("said, asked", [
-    ("My dentist appointment is sometime in March, I can't remember which day.", "What day is my dentist appointment?"),
-    ("I used to play hockey at school.", "Which sport do I play these days?"),
-    ("We went to Norway last year.", "Where are we going next summer?"),
-    ("I had an interview at Bosch on Monday.", "What salary did Bosch offer me?"),
-    ("My neighbour has a lovely old spaniel.", "What's my dog called?"),
-    ("My cousin's wedding is next spring, somewhere in Wales.", "On which date is my cousin's wedding?"),
-    ("Farid is vegetarian.", "Why did Farid stop eating meat?"),
-    ("My laptop is nearly seven years old.", "What make is my laptop?"),
-    ("Our vet appointment is on the 14th.", "What time is our vet appointment?"),
-])
+@pytest.mark.parametrize(
+    "said, asked",
+    [
+        (
+            "My dentist appointment is sometime in March, I can't remember which day.",
+            "What day is my dentist appointment?",
+        ),
+        ("I used to play hockey at school.", "Which sport do I play these days?"),
+        ("We went to Norway last year.", "Where are we going next summer?"),
+        ("I had an interview at Bosch on Monday.", "What salary did Bosch offer me?"),
+        ("My neighbour has a lovely old spaniel.", "What's my dog called?"),
+        ("My cousin's wedding is next spring, somewhere in Wales.", "On which date is my cousin's wedding?"),
+        ("Farid is vegetarian.", "Why did Farid stop eating meat?"),
+        ("My laptop is nearly seven years old.", "What make is my laptop?"),
+        ("Our vet appointment is on the 14th.", "What time is our vet appointment?"),
+    ],
+)
 def test_a_close_statement_that_does_not_answer_declines(said, asked):
     assert _reply(said, asked) is None
 
 
-@pytest.mark.parametrize("said, asked, expected", [
-    ("My dentist appointment is on Tuesday the 4th at 9:15.", "What time is my dentist appointment?", "9:15"),
-    ("I used to play hockey, but these days it's all tennis.", "Which sport do I play these days?", "tennis"),
-    ("Farid went vegetarian because of a documentary about farming.", "Why did Farid stop eating meat?", "documentary"),
-    ("My laptop is a Lenovo ThinkPad from 2019.", "What make is my laptop?", "Lenovo"),
-    ("My NHS number is 485 777 3456.", "What's my NHS number?", "485 777 3456"),
-    ("Shellfish brings me out in hives.", "What food am I allergic to?", "Shellfish"),
-])
+@pytest.mark.parametrize(
+    "said, asked, expected",
+    [
+        ("My dentist appointment is on Tuesday the 4th at 9:15.", "What time is my dentist appointment?", "9:15"),
+        ("I used to play hockey, but these days it's all tennis.", "Which sport do I play these days?", "tennis"),
+        (
+            "Farid went vegetarian because of a documentary about farming.",
+            "Why did Farid stop eating meat?",
+            "documentary",
+        ),
+        ("My laptop is a Lenovo ThinkPad from 2019.", "What make is my laptop?", "Lenovo"),
+        ("My NHS number is 485 777 3456.", "What's my NHS number?", "485 777 3456"),
+        ("Shellfish brings me out in hives.", "What food am I allergic to?", "Shellfish"),
+    ],
+)
 def test_the_statement_that_answers_still_answers(said, asked, expected):
     reply = _reply(said, asked)
     assert reply is not None and expected in reply, reply

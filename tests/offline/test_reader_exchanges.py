@@ -20,10 +20,13 @@ def _answered(reply: str, word: str) -> bool:
 @pytest.mark.slow  # a CLI subprocess (seconds each): the full set runs it
 def test_where_does_my_sister_live_two_messages_later_vector(tmp_path):
     args = _args(tmp_path, "vector", f"u-{uuid.uuid4().hex[:8]}")
-    out = run_chat("My sister Priya lives in Pasadena and she is a nurse.\n"
-                   "Any good tacos near Echo Park?\n"
-                   "Which beach is nice for a morning walk?\n"
-                   "Where does my sister live?\n", *args)
+    out = run_chat(
+        "My sister Priya lives in Pasadena and she is a nurse.\n"
+        "Any good tacos near Echo Park?\n"
+        "Which beach is nice for a morning walk?\n"
+        "Where does my sister live?\n",
+        *args,
+    )
     lines = replies(out)
     assert out.returncode == 0 and len(lines) == 4, out.stderr
     assert _answered(lines[3], "Pasadena"), lines[3]

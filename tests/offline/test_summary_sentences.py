@@ -15,16 +15,25 @@ from helpers.pricing import CostLedger
 from helpers.sim.scripts import trip_script
 
 # Told in a chat like 06's "your turn": facts, a request, and a person referred back to by a pronoun.
-YOUR_TURN = ["Hi Scout, my name is Maya and my favorite color is teal.",
-             "My grandmother Rosa lives in Pasadena and I'll visit her next month.",
-             "Please don't suggest anything with meat or fish.",
-             "I don't eat dairy either, so don't suggest ice cream."]
+YOUR_TURN = [
+    "Hi Scout, my name is Maya and my favorite color is teal.",
+    "My grandmother Rosa lives in Pasadena and I'll visit her next month.",
+    "Please don't suggest anything with meat or fish.",
+    "I don't eat dairy either, so don't suggest ice cream.",
+]
 
 
 def _summaries(script: list[str], budget: int) -> list[str]:
     settings = load_settings({})
-    memory = BoundedMemory(get_client(settings, max_retries=0), settings, store=mongomock_store(), user_id="u",
-                           session_id="s", ledger=CostLedger(), budget=budget)
+    memory = BoundedMemory(
+        get_client(settings, max_retries=0),
+        settings,
+        store=mongomock_store(),
+        user_id="u",
+        session_id="s",
+        ledger=CostLedger(),
+        budget=budget,
+    )
     seen = []
     for text in script:
         memory.turn(text)
@@ -36,8 +45,12 @@ def _summaries(script: list[str], budget: int) -> list[str]:
 
 def _repeated(summary: str) -> list[tuple[str, str]]:
     said = sentences(summary)
-    return [(a, b) for i, a in enumerate(said) for b in said[i + 1:]
-            if a == b or same_fact(a, b) or a.rstrip(".") in b or b.rstrip(".") in a]
+    return [
+        (a, b)
+        for i, a in enumerate(said)
+        for b in said[i + 1 :]
+        if a == b or same_fact(a, b) or a.rstrip(".") in b or b.rstrip(".") in a
+    ]
 
 
 @pytest.mark.parametrize("script, budget", [(trip_script(24), 120), (YOUR_TURN + trip_script(14)[5:], 90)])
@@ -57,16 +70,26 @@ def test_your_turn_summary_is_third_person_and_keeps_the_request_a_request():
 
 
 def test_an_acknowledgement_that_says_facts_back_adds_no_fact():
-    facts = facts_from_turns([("user", YOUR_TURN[0]),
-                              ("assistant", "Your name is Maya and your favorite color is teal.")])
+    facts = facts_from_turns(
+        [("user", YOUR_TURN[0]), ("assistant", "Your name is Maya and your favorite color is teal.")]
+    )
     assert facts == ["The user's name is Maya.", "The user's favorite color is teal."]
 
 
-@pytest.mark.parametrize("said, asked", [
-    ("Please don't suggest anything with meat or fish.", "The user asked the assistant not to suggest anything with meat or fish."),
-    ("Don't book anything before 9am, I'm a late riser.", "The user asked the assistant not to book anything before 9am."),
-    ("Always keep my budget in mind.", "The user asked the assistant to always keep the user's budget in mind."),
-])
+@pytest.mark.parametrize(
+    "said, asked",
+    [
+        (
+            "Please don't suggest anything with meat or fish.",
+            "The user asked the assistant not to suggest anything with meat or fish.",
+        ),
+        (
+            "Don't book anything before 9am, I'm a late riser.",
+            "The user asked the assistant not to book anything before 9am.",
+        ),
+        ("Always keep my budget in mind.", "The user asked the assistant to always keep the user's budget in mind."),
+    ],
+)
 def test_a_request_is_kept_as_a_request(said, asked):
     facts = facts_from_turns([("user", said)])
     assert asked in facts

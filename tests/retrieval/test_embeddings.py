@@ -14,11 +14,19 @@ import httpx2
 import numpy as np
 import pytest
 
+from helpers.config import ConfigError
 from helpers.retrieval import embeddings as emb
 from helpers.retrieval import minilm
-from helpers.config import ConfigError
-from helpers.retrieval.embeddings import (Embedder, LocalMiniLM, VoyageEmbedder, cosine, get_embedder, gelu,
-                                          model_dir, similarity_matrix)
+from helpers.retrieval.embeddings import (
+    Embedder,
+    LocalMiniLM,
+    VoyageEmbedder,
+    cosine,
+    gelu,
+    get_embedder,
+    model_dir,
+    similarity_matrix,
+)
 
 # sentence-transformers/all-MiniLM-L6-v2 at revision 1110a243fdf4706b3f48f1d95db1a4f5529b4d41 (Hugging Face LFS oid)
 PINNED_WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
@@ -41,6 +49,7 @@ def model() -> LocalMiniLM:
 
 
 # --- housekeeping: nothing at import, the right weights --------------------------------------
+
 
 def test_import_loads_nothing():
     code = (
@@ -68,12 +77,14 @@ def test_missing_wheel_names_the_fix(monkeypatch):
 
 REFERENCE_SENTENCES = ["This is an example sentence", "Each sentence is converted.", "", "Café déjà vu — 東京"]
 # first six dimensions as printed by sentence-transformers (published in an independent R port's test suite)
-REFERENCE_PREFIXES = np.array([
-    [0.06765693, 0.06349593, 0.04871314, 0.07930495, 0.03744806, 0.00265273],
-    [0.07853645, 0.08856265, -0.00209270, -0.00717247, -0.01252624, 0.01881747],
-    [-0.11883835, 0.04829856, -0.00254805, -0.01101118, 0.05195070, 0.01029179],
-    [0.05083271, 0.00967685, 0.09635572, -0.00997369, -0.01987603, 0.01692343],
-])
+REFERENCE_PREFIXES = np.array(
+    [
+        [0.06765693, 0.06349593, 0.04871314, 0.07930495, 0.03744806, 0.00265273],
+        [0.07853645, 0.08856265, -0.00209270, -0.00717247, -0.01252624, 0.01881747],
+        [-0.11883835, 0.04829856, -0.00254805, -0.01101118, 0.05195070, 0.01029179],
+        [0.05083271, 0.00967685, 0.09635572, -0.00997369, -0.01987603, 0.01692343],
+    ]
+)
 
 
 def test_token_ids_match_bert_tokenizer(model):
@@ -107,6 +118,7 @@ def test_gelu_matches_exact_erf_form():
 
 
 # --- the Embedder contract -----------------------------------------------------------------
+
 
 def test_shape_dtype_and_unit_length(model):
     vectors = model.embed(FACTS)
@@ -163,10 +175,11 @@ def test_blas_thread_setting_is_restored(model):
     finally:
         minilm._blas_threads, model.blas_threads = real, model_threads
     assert seen and all(n == 1 for n in seen[0])  # limited while embedding
-    assert blas_threads() == before               # and restored after
+    assert blas_threads() == before  # and restored after
 
 
 # --- what the similarities look like -------------------------------------------------------
+
 
 def test_known_similarities(model):
     question = model.embed_one("What is my name?")
@@ -177,15 +190,18 @@ def test_known_similarities(model):
     assert unrelated == pytest.approx(0.0817, abs=0.005)  # measured
 
 
-@pytest.mark.parametrize("query, expected", [
-    ("What is my favorite color?", "My favorite color is green."),
-    ("Where do I live?", "I live in Los Angeles."),
-    ("What's my dog called?", "My dog's name is Biscuit."),
-    ("What do I do for work?", "I work as a nurse."),
-    ("What am I allergic to?", "I am allergic to peanuts."),
-    ("What instrument do I play?", "I play the guitar on weekends."),
-    ("What car do I drive?", "I drive a blue Toyota Corolla."),
-])
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ("What is my favorite color?", "My favorite color is green."),
+        ("Where do I live?", "I live in Los Angeles."),
+        ("What's my dog called?", "My dog's name is Biscuit."),
+        ("What do I do for work?", "I work as a nurse."),
+        ("What am I allergic to?", "I am allergic to peanuts."),
+        ("What instrument do I play?", "I play the guitar on weekends."),
+        ("What car do I drive?", "I drive a blue Toyota Corolla."),
+    ],
+)
 def test_matching_fact_ranks_first(model, query, expected):
     scores = model.embed(FACTS) @ model.embed_one(query)
     assert FACTS[int(np.argmax(scores))] == expected
@@ -214,6 +230,7 @@ def test_cosine_and_similarity_matrix(model):
 
 # --- Voyage (never on the network) ---------------------------------------------------------
 
+
 def voyage_with(responses: list[httpx2.Response], **kwargs) -> tuple[VoyageEmbedder, list[httpx2.Request]]:
     """A VoyageEmbedder whose HTTP client replays `responses` and records each request."""
     seen: list[httpx2.Request] = []
@@ -228,8 +245,9 @@ def voyage_with(responses: list[httpx2.Response], **kwargs) -> tuple[VoyageEmbed
 
 def ok(*rows: list[float]) -> httpx2.Response:
     data = [{"object": "embedding", "embedding": row, "index": i} for i, row in enumerate(rows)]
-    return httpx2.Response(200, json={"object": "list", "data": data[::-1], "model": "voyage-3.5-lite",
-                                      "usage": {"total_tokens": 7}})
+    return httpx2.Response(
+        200, json={"object": "list", "data": data[::-1], "model": "voyage-3.5-lite", "usage": {"total_tokens": 7}}
+    )
 
 
 def test_voyage_request_shape_and_response_parsing():
@@ -281,6 +299,7 @@ def test_voyage_needs_a_key(monkeypatch):
 
 # --- choosing an embedder ------------------------------------------------------------------
 
+
 def test_get_embedder_is_local_without_a_key():
     first = get_embedder({})
     assert isinstance(first, LocalMiniLM)
@@ -299,16 +318,20 @@ def test_get_embedder_uses_voyage_with_a_key():
     assert isinstance(get_embedder({"VOYAGE_API_KEY": "k", "EMBEDDER": "local"}), LocalMiniLM)
 
 
-@pytest.mark.parametrize("env, setting", [
-    ({"EMBEDDER": "voyage"}, "VOYAGE_API_KEY"),
-    ({"EMBEDDER": "openai"}, "EMBEDDER"),
-])
+@pytest.mark.parametrize(
+    "env, setting",
+    [
+        ({"EMBEDDER": "voyage"}, "VOYAGE_API_KEY"),
+        ({"EMBEDDER": "openai"}, "EMBEDDER"),
+    ],
+)
 def test_get_embedder_errors_name_the_setting(env, setting):
     with pytest.raises(ConfigError, match=setting):
         get_embedder(env)
 
 
 # --- settings flow and query/document types (issue 11, item 5) ------------------------------------
+
 
 def hashed_rows(texts: list[str], dim: int = 8) -> list[list[float]]:
     """Deterministic stand-in vectors for a fake Voyage endpoint (one per text)."""
@@ -370,8 +393,14 @@ def test_voyage_queries_are_embedded_as_queries_and_memories_as_documents():
     assert emb.embed_query(LocalMiniLM(), "What is my name?").shape == (384,)  # no query type: plain embed
 
 
-@pytest.mark.parametrize("error", [httpx2.ConnectError("connection refused"), httpx2.ReadTimeout("timed out"),
-                                   httpx2.RemoteProtocolError("server disconnected")])
+@pytest.mark.parametrize(
+    "error",
+    [
+        httpx2.ConnectError("connection refused"),
+        httpx2.ReadTimeout("timed out"),
+        httpx2.RemoteProtocolError("server disconnected"),
+    ],
+)
 def test_voyage_retries_connection_errors_and_timeouts(error):
     calls: list[int] = []
 
@@ -392,8 +421,9 @@ def test_voyage_gives_up_after_max_retries_with_a_clear_error():
     def handler(request: httpx2.Request) -> httpx2.Response:
         raise httpx2.ConnectError("name resolution failed")
 
-    voyage = VoyageEmbedder(api_key="k", max_retries=2,
-                            http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
+    voyage = VoyageEmbedder(
+        api_key="k", max_retries=2, http_client=httpx2.Client(transport=httpx2.MockTransport(handler))
+    )
     voyage._sleep = lambda s: None
     with pytest.raises(emb.EmbeddingError, match="Voyage AI.*3 attempts") as err:
         voyage.embed(["hi"])
@@ -401,12 +431,18 @@ def test_voyage_gives_up_after_max_retries_with_a_clear_error():
 
 
 def test_voyage_honours_an_http_date_retry_after():
-    from email.utils import format_datetime
     from datetime import datetime, timedelta, timezone
+    from email.utils import format_datetime
 
     when = format_datetime(datetime.now(timezone.utc) + timedelta(seconds=12), usegmt=True)
-    voyage, seen = voyage_with([httpx2.Response(429, headers={"retry-after": when}),
-                                httpx2.Response(503, headers={"retry-after": "2.5"}), ok([1.0, 0.0])], dim=2)
+    voyage, seen = voyage_with(
+        [
+            httpx2.Response(429, headers={"retry-after": when}),
+            httpx2.Response(503, headers={"retry-after": "2.5"}),
+            ok([1.0, 0.0]),
+        ],
+        dim=2,
+    )
     slept: list[float] = []
     voyage._sleep = slept.append
     assert voyage.embed_one("hi").tolist() == [1.0, 0.0]
@@ -431,8 +467,10 @@ def test_a_batch_asked_again_is_cached_bit_for_bit_and_a_regrouped_text_is_compu
     """Two memory designs replaying one script store the same exchange: the second embed is the first's cached
     rows, bit-identical to computing the batch again; a text in another batch is computed in that batch (padding
     to a longer text may move its last bit, so the cache never hands out a row computed in other company)."""
-    exchange = ["User: Our dinner at Bestia is at 7:45pm on Friday.",
-                "Assistant: Noted: Bestia, Friday, 7:45pm. " + "Plans work best with some slack. " * 12]
+    exchange = [
+        "User: Our dinner at Bestia is at 7:45pm on Friday.",
+        "Assistant: Noted: Bestia, Friday, 7:45pm. " + "Plans work best with some slack. " * 12,
+    ]
     cached, plain = LocalMiniLM(), LocalMiniLM()
     first = cached.embed(exchange)
     again = cached.embed(exchange)

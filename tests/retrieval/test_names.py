@@ -6,11 +6,11 @@ from datetime import datetime, timezone
 import numpy as np
 import pytest
 
+from helpers.db.store import mongomock_store
 from helpers.retrieval import MemoryIndex
 from helpers.retrieval.embeddings import LocalMiniLM
 from helpers.retrieval.names import SPEAKER_BOOST, boost_speaker, named, speaker_of, without_names
 from helpers.retrieval.schema import TurnUnit
-from helpers.db.store import mongomock_store
 
 START = datetime(2023, 5, 8, 14, 0, tzinfo=timezone.utc)
 PEOPLE = ["Caroline", "Melanie"]
@@ -53,12 +53,16 @@ class Recording:
 
 
 def conversation(index: MemoryIndex) -> None:
-    index.add_turns("u", "s", [
-        TurnUnit(1, "user", "I painted a sunset over the lake after the art class.", START, "Caroline"),
-        TurnUnit(2, "assistant", "Lovely! I painted a sunset too, with the kids.", START, "Melanie"),
-        TurnUnit(3, "user", "Thanks, Melanie, you are always so kind.", START, "Caroline"),
-        TurnUnit(4, "assistant", "Caroline, Caroline, you are the best, Caroline!", START, "Melanie"),
-    ])
+    index.add_turns(
+        "u",
+        "s",
+        [
+            TurnUnit(1, "user", "I painted a sunset over the lake after the art class.", START, "Caroline"),
+            TurnUnit(2, "assistant", "Lovely! I painted a sunset too, with the kids.", START, "Melanie"),
+            TurnUnit(3, "user", "Thanks, Melanie, you are always so kind.", START, "Caroline"),
+            TurnUnit(4, "assistant", "Caroline, Caroline, you are the best, Caroline!", START, "Melanie"),
+        ],
+    )
 
 
 def test_the_index_knows_the_participants_and_embeds_the_question_without_them():
@@ -77,11 +81,21 @@ def test_the_index_knows_the_participants_and_embeds_the_question_without_them()
 
 def test_a_name_said_everywhere_no_longer_counts_as_relevance():
     index = MemoryIndex(mongomock_store(), LocalMiniLM(), speaker_boost=0.0)
-    index.add_turns("u", "s", [
-        TurnUnit(1, "user", "It taught me self-acceptance and how to find support when things are hard.", START,
-                 "Caroline"),
-        TurnUnit(2, "assistant", "Caroline is so thoughtful, I love Caroline.", START, "Melanie"),
-        TurnUnit(3, "assistant", "Caroline, Caroline, you are the best, Caroline!", START, "Melanie")])
+    index.add_turns(
+        "u",
+        "s",
+        [
+            TurnUnit(
+                1,
+                "user",
+                "It taught me self-acceptance and how to find support when things are hard.",
+                START,
+                "Caroline",
+            ),
+            TurnUnit(2, "assistant", "Caroline is so thoughtful, I love Caroline.", START, "Melanie"),
+            TurnUnit(3, "assistant", "Caroline, Caroline, you are the best, Caroline!", START, "Melanie"),
+        ],
+    )
     question = "What lesson did Caroline learn?"
 
     def cosines(idx):
@@ -114,8 +128,11 @@ def test_the_person_asked_about_gains_the_boost_on_their_own_turns_only():
 def test_a_user_assistant_chat_is_searched_as_before():
     embedder = Recording()
     index = MemoryIndex(mongomock_store(), embedder)
-    index.add_turns("u", "s", [TurnUnit(1, "user", "My locker code is 4411.", START),
-                               TurnUnit(2, "assistant", "Noted: 4411.", START)])
+    index.add_turns(
+        "u",
+        "s",
+        [TurnUnit(1, "user", "My locker code is 4411.", START), TurnUnit(2, "assistant", "Noted: 4411.", START)],
+    )
     assert index.participants("u") == []
     embedder.seen.clear()
     hits = index.search("u", "What is my locker code?", k=2)

@@ -6,11 +6,11 @@ from datetime import datetime, timezone
 
 import pytest
 
+from helpers.db.store import mongomock_store
 from helpers.retrieval import MemoryIndex
 from helpers.retrieval.cache import NEIGHBOUR_WORDS, PROJECTION, UserRows
 from helpers.retrieval.embeddings import LocalMiniLM
 from helpers.retrieval.schema import TurnUnit
-from helpers.db.store import mongomock_store
 
 START = datetime(2023, 5, 8, 14, 0, tzinfo=timezone.utc)
 
@@ -21,12 +21,16 @@ def embedder():
 
 
 def opening(index: MemoryIndex, session: str = "s", first: int = 1) -> None:
-    index.add_turns("u", session, [
-        TurnUnit(first, "user", "The official opening night of my studio is tomorrow.", START, "Jon"),
-        TurnUnit(first + 1, "assistant", "I want to savor all the good vibes with you.", START, "Gina"),
-        TurnUnit(first + 2, "user", "Thanks, that means a lot.", START, "Jon"),
-        TurnUnit(first + 3, "assistant", "We should book a table somewhere quiet afterwards.", START, "Gina"),
-    ])
+    index.add_turns(
+        "u",
+        session,
+        [
+            TurnUnit(first, "user", "The official opening night of my studio is tomorrow.", START, "Jon"),
+            TurnUnit(first + 1, "assistant", "I want to savor all the good vibes with you.", START, "Gina"),
+            TurnUnit(first + 2, "user", "Thanks, that means a lot.", START, "Jon"),
+            TurnUnit(first + 3, "assistant", "We should book a table somewhere quiet afterwards.", START, "Gina"),
+        ],
+    )
 
 
 def test_a_reply_is_found_by_the_words_of_the_turn_it_answers(embedder):
@@ -57,8 +61,9 @@ def test_only_turns_of_the_same_conversation_are_neighbours_and_facts_lend_nothi
     index = MemoryIndex(mongomock_store(), embedder)
     opening(index, session="s", first=1)
     index.add_turns("u", "t", [TurnUnit(3, "user", "Paragliding over the volcano was wild.", START, "Jon")])
-    fact = index.new_doc("u", "fact", "Jon owns a paragliding harness.", embedder.embed_one("harness"),
-                         {"session_id": "s", "seq": 2})
+    fact = index.new_doc(
+        "u", "fact", "Jon owns a paragliding harness.", embedder.embed_one("harness"), {"session_id": "s", "seq": 2}
+    )
     index.insert(fact)
     texts = [h.text for h in index.search("u", "paragliding volcano harness", k=10, mode="lexical")]
     assert sorted(texts) == ["Jon owns a paragliding harness.", "Jon: Paragliding over the volcano was wild."]
@@ -67,8 +72,9 @@ def test_only_turns_of_the_same_conversation_are_neighbours_and_facts_lend_nothi
 def test_a_forgotten_turn_lends_its_words_no_more(embedder):
     index = MemoryIndex(mongomock_store(), embedder)
     opening(index)
-    first = next(h for h in index.search("u", "opening night", k=10, mode="lexical")
-                 if h.text.startswith("Jon: The official"))
+    first = next(
+        h for h in index.search("u", "opening night", k=10, mode="lexical") if h.text.startswith("Jon: The official")
+    )
     assert index.forget("u", [first.id]) == 1
     assert index.search("u", "opening night studio", k=10, mode="lexical") == []
 

@@ -7,11 +7,12 @@ from datetime import datetime, timedelta, timezone
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
+from helpers.db.store import mongomock_store
 from helpers.retrieval import MemoryIndex
 from helpers.retrieval.ranking import LEXICAL_WEIGHT, RRF_K, recency_weight, rrf, top_k, with_recency
-from helpers.db.store import mongomock_store
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
 
@@ -68,17 +69,23 @@ def test_recency_halves_per_half_life_and_negative_scores_sink_too():
     assert with_recency(np.array([0.8, -0.2]), np.array([0.5, 0.5])).tolist() == [0.4, -0.4]
 
 
-TEXTS = ["The user's flight UA1432 leaves Denver at 7am.", "Dinner at Bestia is on Friday at 7:45pm.",
-         "The user's sister Ines lives in Lisbon.", "The user loves hiking and espresso in Denver.",
-         "Flight DL1187 lands at LAX on Thursday.", "The Getty Center entry is at 10:15am on Saturday."]
+TEXTS = [
+    "The user's flight UA1432 leaves Denver at 7am.",
+    "Dinner at Bestia is on Friday at 7:45pm.",
+    "The user's sister Ines lives in Lisbon.",
+    "The user loves hiking and espresso in Denver.",
+    "Flight DL1187 lands at LAX on Thursday.",
+    "The Getty Center entry is at 10:15am on Saturday.",
+]
 
 
 @pytest.fixture(scope="module")
 def index():
     index = MemoryIndex(mongomock_store(), HashEmbedder(), backend="numpy")
     for i, text in enumerate(TEXTS):
-        index.insert(index.new_doc("u", "fact", text, index.embedder.embed([text])[0], None,
-                                   now=T0 + timedelta(hours=i)))
+        index.insert(
+            index.new_doc("u", "fact", text, index.embedder.embed([text])[0], None, now=T0 + timedelta(hours=i))
+        )
     return index
 
 
@@ -96,7 +103,10 @@ def test_holding_skips_the_refresh_until_the_batch_ends_then_catches_up():
     """An import writes through one index: while it holds a user, a write by another process (straight into the
     store) is not re-read per call; on leaving, the cache catches up with it."""
     store = mongomock_store()
-    mine, other = MemoryIndex(store, HashEmbedder(), backend="numpy"), MemoryIndex(store, HashEmbedder(), backend="numpy")
+    mine, other = (
+        MemoryIndex(store, HashEmbedder(), backend="numpy"),
+        MemoryIndex(store, HashEmbedder(), backend="numpy"),
+    )
 
     def add(idx, text, hours):
         idx.insert(idx.new_doc("u", "fact", text, idx.embedder.embed([text])[0], None, now=T0 + timedelta(hours=hours)))
@@ -104,8 +114,8 @@ def test_holding_skips_the_refresh_until_the_batch_ends_then_catches_up():
     add(mine, TEXTS[0], 0)
     assert len(mine.all("u", now=T0 + timedelta(days=1))) == 1
     with mine.holding("u"):
-        add(mine, TEXTS[1], 1)      # its own write: in the cache at once
-        add(other, TEXTS[2], 2)     # another writer: not re-read while holding
+        add(mine, TEXTS[1], 1)  # its own write: in the cache at once
+        add(other, TEXTS[2], 2)  # another writer: not re-read while holding
         seen = {h.text for h in mine.all("u", now=T0 + timedelta(days=1))}
         assert seen == {TEXTS[0], TEXTS[1]}
     assert {h.text for h in mine.all("u", now=T0 + timedelta(days=1))} == set(TEXTS[:3])

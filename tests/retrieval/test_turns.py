@@ -5,15 +5,15 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from helpers.config import load_settings
+from helpers.db.store import mongomock_store
 from helpers.llm import get_client
+from helpers.memory import VectorMemory
+from helpers.memory.importer import _chunks, import_turns, informative, name_parties
+from helpers.offline import count_text_tokens
+from helpers.retrieval import Hit, MemoryIndex
 from helpers.retrieval.inject import Packing, day_label, format_block, in_context, pack_by_value
 from helpers.retrieval.schema import TurnUnit, date_notes, turn_text
-from helpers.memory import VectorMemory
-from helpers.offline import count_text_tokens
 from helpers.sim.scripts import trip_script
-from helpers.db.store import mongomock_store
-from helpers.retrieval import Hit, MemoryIndex
-from helpers.memory.importer import _chunks, import_turns, informative, name_parties
 
 START = datetime(2023, 5, 8, 14, 0, tzinfo=timezone.utc)
 FACT = "Oh, and my daughter Elsie has her first piano recital at the Colburn School this spring."
@@ -25,8 +25,16 @@ def settings():
 
 
 def hit(i, value, text, session="s", seq=None, when=START):
-    return Hit(f"h{i}", "episode", text, value, when, {"session_id": session, "seq": i if seq is None else seq}, when,
-               similarity=value)
+    return Hit(
+        f"h{i}",
+        "episode",
+        text,
+        value,
+        when,
+        {"session_id": session, "seq": i if seq is None else seq},
+        when,
+        similarity=value,
+    )
 
 
 def test_pack_takes_the_best_first_and_fits():
@@ -53,13 +61,17 @@ def test_block_dates_every_memory_and_marks_only_this_conversation():
 def test_add_turns_keeps_both_speakers_dates_and_is_idempotent(settings):
     store = mongomock_store()
     index = MemoryIndex(store)
-    units = [TurnUnit(1, "user", "I started pottery classes.", START, "Caroline"),
-             TurnUnit(2, "assistant", "Try the studio on Fig Street.", START)]
+    units = [
+        TurnUnit(1, "user", "I started pottery classes.", START, "Caroline"),
+        TurnUnit(2, "assistant", "Try the studio on Fig Street.", START),
+    ]
     assert len(index.add_turns("u", "s", units)) == 2
     assert index.add_turns("u", "s", units) == []
     docs = sorted(store.memories.find({"user_id": "u"}), key=lambda d: d["source"]["seq"])
-    assert [d["text"] for d in docs] == ["Caroline: I started pottery classes.",
-                                         "Assistant: Try the studio on Fig Street."]
+    assert [d["text"] for d in docs] == [
+        "Caroline: I started pottery classes.",
+        "Assistant: Try the studio on Fig Street.",
+    ]
     assert all(d["created_at"].replace(tzinfo=timezone.utc) == START for d in docs)
 
 
@@ -71,9 +83,14 @@ def dated_transcript(sessions=5, per_session=40):
         day = START + timedelta(days=9 * s)
         for i in range(per_session // 2):
             user = FACT if (s, i) == (0, 1) else next(filler)
-            turns += [{"role": "user", "content": user, "ts": (day + timedelta(minutes=2 * i)).isoformat()},
-                      {"role": "assistant", "content": f"Noted. Anything else about {user.split()[-1]}",
-                       "ts": (day + timedelta(minutes=2 * i + 1)).isoformat()}]
+            turns += [
+                {"role": "user", "content": user, "ts": (day + timedelta(minutes=2 * i)).isoformat()},
+                {
+                    "role": "assistant",
+                    "content": f"Noted. Anything else about {user.split()[-1]}",
+                    "ts": (day + timedelta(minutes=2 * i + 1)).isoformat(),
+                },
+            ]
     return turns
 
 
@@ -118,9 +135,15 @@ def test_neighbour_expansion_adds_the_turn_after_a_hit_when_room_is_left(setting
 
     store = mongomock_store()
     index = MemoryIndex(store)
-    index.add_turns("u", "s", [TurnUnit(7, "user", "Guess where we are going in June?", START, "Caroline"),
-                                  TurnUnit(8, "assistant", "Lisbon! We booked it yesterday.", START, "Melanie"),
-                                  TurnUnit(9, "user", "Unrelated chatter about rain.", START, "Caroline")])
+    index.add_turns(
+        "u",
+        "s",
+        [
+            TurnUnit(7, "user", "Guess where we are going in June?", START, "Caroline"),
+            TurnUnit(8, "assistant", "Lisbon! We booked it yesterday.", START, "Melanie"),
+            TurnUnit(9, "user", "Unrelated chatter about rain.", START, "Caroline"),
+        ],
+    )
     top = [h for h in index.search("u", "Where are we going in June?", k=3) if h.source["seq"] == 7]
     one = Packing(neighbours=1)
     grown = with_neighbours(index, "u", top, 400, count_text_tokens, packing=one, exclude={("s", 6)})
@@ -133,12 +156,14 @@ def test_import_keeps_the_other_sides_recommendations_and_agreed_plans_as_facts(
     client, store = get_client(settings), mongomock_store()
     memory = VectorMemory(client, settings, store=store, user_id="maya", session_id="s1", context_budget=1000)
     day = START.isoformat()
-    turns = [("user", "Any book tips? I've been doom-scrolling every night."),
-             ("assistant", "If you want something for the train, read Piranesi by Susanna Clarke. I loved it."),
-             ("user", "Are we doing the pottery thing or not?"),
-             ("assistant", "Yes! Let's do the pottery class at Clay Corner studio on Saturday."),
-             ("user", "Ha, deal."),
-             ("assistant", "My dog Bramble stole a baguette off the counter today.")]
+    turns = [
+        ("user", "Any book tips? I've been doom-scrolling every night."),
+        ("assistant", "If you want something for the train, read Piranesi by Susanna Clarke. I loved it."),
+        ("user", "Are we doing the pottery thing or not?"),
+        ("assistant", "Yes! Let's do the pottery class at Clay Corner studio on Saturday."),
+        ("user", "Ha, deal."),
+        ("assistant", "My dog Bramble stole a baguette off the counter today."),
+    ]
     import_turns(memory, [{"role": r, "content": c, "ts": day} for r, c in turns])
     facts = [h.text for h in memory.long_term.facts.active("maya")]
     assert any("recommended" in f and "Piranesi by Susanna Clarke" in f for f in facts), facts
@@ -148,12 +173,18 @@ def test_import_keeps_the_other_sides_recommendations_and_agreed_plans_as_facts(
 
 def test_append_logs_gives_gap_free_seqs_and_falls_back_when_a_concurrent_writer_took_one(monkeypatch):
     store = mongomock_store()
-    assert store.append_logs("u", "s", [{"role": "user", "content": "a", "tokens": 3, "extra": {"ts": START}},
-                                        {"role": "assistant", "content": "b"}], status="pending") == [1, 2]
+    assert store.append_logs(
+        "u",
+        "s",
+        [{"role": "user", "content": "a", "tokens": 3, "extra": {"ts": START}}, {"role": "assistant", "content": "b"}],
+        status="pending",
+    ) == [1, 2]
     store.append_log("u", "s", "user", "other writer")  # seq 3
     real, reads = store._max_seq, []
     # the first read is stale (seq 1): the batch's seqs 2 and 3 are taken, and it must not overwrite or skip any
-    monkeypatch.setattr(store, "_max_seq", lambda key, hint: 1 if not reads.append(1) and len(reads) == 1 else real(key, hint))
+    monkeypatch.setattr(
+        store, "_max_seq", lambda key, hint: 1 if not reads.append(1) and len(reads) == 1 else real(key, hint)
+    )
     seqs = store.append_logs("u", "s", [{"role": "user", "content": "c"}, {"role": "assistant", "content": "d"}])
     monkeypatch.undo()
     logs = store.logs_for("u", "s")
@@ -163,23 +194,33 @@ def test_append_logs_gives_gap_free_seqs_and_falls_back_when_a_concurrent_writer
 
 def test_turn_text_resolves_relative_dates_against_the_day_it_was_said():
     said = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)  # a Monday
-    text = turn_text("user", "I went to a group yesterday; last Friday I painted. Two weeks ago, last year.", "Ana", said)
+    text = turn_text(
+        "user", "I went to a group yesterday; last Friday I painted. Two weeks ago, last year.", "Ana", said
+    )
     assert text.startswith("Ana: I went to a group yesterday; last Friday I painted. Two weeks ago, last year.")
     assert "yesterday = Sunday 7 May 2023" in text and "last friday = Friday 5 May 2023" in text
     assert "two weeks ago = Monday 24 April 2023" in text and "last year = 2022" in text
     assert date_notes("Last week was fun, see you next Sunday.", said) == [
-        "last week = the week before Monday 8 May 2023", "next sunday = Sunday 14 May 2023"]
+        "last week = the week before Monday 8 May 2023",
+        "next sunday = Sunday 14 May 2023",
+    ]
     assert turn_text("user", "Yesterday was fine.", "Ana") == "Ana: Yesterday was fine."  # undated: no note
     assert date_notes("I love today's weather, said the yesterdays band", said) == ["today = Monday 8 May 2023"]
     assert date_notes("A gift for my 18th birthday ten years ago; twelve days ago; seventy years ago.", said) == [
-        "ten years ago = 2013", "twelve days ago = Wednesday 26 April 2023"]  # counts in words up to twenty
+        "ten years ago = 2013",
+        "twelve days ago = Wednesday 26 April 2023",
+    ]  # counts in words up to twenty
     assert date_notes("Last Fri I took the kids; last Tues. too; the last sunset.", said) == [
-        "last fri = Friday 5 May 2023", "last tues = Tuesday 2 May 2023"]  # weekdays shortened, not "sun" in sunset
+        "last fri = Friday 5 May 2023",
+        "last tues = Tuesday 2 May 2023",
+    ]  # weekdays shortened, not "sun" in sunset
 
 
 def test_imported_facts_keep_the_speakers_names_and_say_something():
-    assert name_parties("The user adopted a dog; the assistant's cat is Tom.", "Ana", "Ben") == \
-        "Ana adopted a dog; Ben's cat is Tom."
+    assert (
+        name_parties("The user adopted a dog; the assistant's cat is Tom.", "Ana", "Ben")
+        == "Ana adopted a dog; Ben's cat is Tom."
+    )
     assert name_parties("The user adopted a dog.", None, "Ben") == "The user adopted a dog."  # unnamed: kept
     assert informative("Ana went to Paris yesterday.", ("Ana", "Ben"))
     assert not informative("Ana totally agrees, Ben.", ("Ana", "Ben"))

@@ -22,6 +22,7 @@ def naive_run(settings, n):
 
 # ---------------------------------------------------------------------------- plots
 
+
 def test_plots_return_labelled_figures_and_leave_pyplot_clean(offline_settings):
     import matplotlib.pyplot as plt
     from matplotlib.figure import Figure
@@ -43,10 +44,20 @@ def test_plots_return_labelled_figures_and_leave_pyplot_clean(offline_settings):
 
 
 def test_plot_input_tokens_log_axis_keeps_flat_strategies_readable():
-    naive = SimulationResult(strategy="naive", model="claude-haiku-4-5", input_tokens=[100 * t for t in range(1, 41)],
-                             output_tokens=[10] * 40, cost_usd=[0.0] * 40)
-    flat = SimulationResult(strategy="bounded", model="claude-haiku-4-5", input_tokens=[300] * 40,
-                            output_tokens=[10] * 40, cost_usd=[0.0] * 40)
+    naive = SimulationResult(
+        strategy="naive",
+        model="claude-haiku-4-5",
+        input_tokens=[100 * t for t in range(1, 41)],
+        output_tokens=[10] * 40,
+        cost_usd=[0.0] * 40,
+    )
+    flat = SimulationResult(
+        strategy="bounded",
+        model="claude-haiku-4-5",
+        input_tokens=[300] * 40,
+        output_tokens=[10] * 40,
+        cost_usd=[0.0] * 40,
+    )
     ax = plot_input_tokens({"naive": naive, "bounded": flat}, log=True).axes[0]
     assert ax.get_yscale() == "log" and "log scale" in ax.get_ylabel()
     assert plot_input_tokens({"naive": naive}).axes[0].get_yscale() == "linear"

@@ -2,9 +2,17 @@
 
 import pytest
 
+from helpers.sim.scripts import (
+    EXACT_LOOKUPS,
+    OPENING_TURNS,
+    PARAPHRASED,
+    PLANTED_DETAILS,
+    PLANTED_FACTS,
+    recall_questions,
+    recall_script,
+    trip_script,
+)
 from helpers.tokens import local_tokens
-from helpers.sim.scripts import (EXACT_LOOKUPS, OPENING_TURNS, PARAPHRASED, PLANTED_DETAILS, PLANTED_FACTS,
-                                 recall_questions, recall_script, trip_script)
 
 
 def test_trip_script_is_deterministic_and_prefix_stable():
@@ -26,12 +34,12 @@ def test_planted_answers_are_told_only_where_they_are_planted():
 
 
 def test_filler_turns_are_questions():
-    for text in trip_script(200)[len(OPENING_TURNS):]:
+    for text in trip_script(200)[len(OPENING_TURNS) :]:
         assert "?" in text and not text.lower().startswith(("i ", "i'm", "my ", "we're", "our ")), text
 
 
 def test_filler_turns_have_realistic_lengths():
-    lengths = [local_tokens(t) for t in trip_script(120)[len(OPENING_TURNS):]]
+    lengths = [local_tokens(t) for t in trip_script(120)[len(OPENING_TURNS) :]]
     assert 12 <= min(lengths) and max(lengths) <= 40
 
 
@@ -39,7 +47,7 @@ def test_recall_script_plants_each_detail_at_its_turn():
     script = recall_script(40)
     for index, statement, _question, _answer in PLANTED_DETAILS:
         assert script[index] == statement
-    assert script[:len(OPENING_TURNS)] == list(OPENING_TURNS)
+    assert script[: len(OPENING_TURNS)] == list(OPENING_TURNS)
     assert recall_script(40) == script
 
 

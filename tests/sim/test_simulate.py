@@ -13,8 +13,15 @@ from helpers.memory import BoundedMemory, StatelessMemory, TurnError, TurnResult
 from helpers.offline import MESSAGE_OVERHEAD, REQUEST_OVERHEAD, SYSTEM_OVERHEAD, count_text_tokens
 from helpers.pricing import CostLedger, cost_of
 from helpers.sim.scripts import PLANTED_FACTS, TRIP_PERSONA, trip_script
-from helpers.sim.simulate import (STRATEGIES, SimulationResult, is_overflow, make_strategy, register_strategy,
-                                  simulate, simulation_client)
+from helpers.sim.simulate import (
+    STRATEGIES,
+    SimulationResult,
+    is_overflow,
+    make_strategy,
+    register_strategy,
+    simulate,
+    simulation_client,
+)
 from helpers.tokens import count_request_tokens, per_message_tokens, request_base_tokens, whole_context_counts
 
 MODEL = "claude-haiku-4-5"
@@ -32,10 +39,12 @@ def naive_run(settings, n):
 
 # ---------------------------------------------------------------------------- token counts (taught in 03)
 
+
 def test_per_message_tokens_sum_to_the_request_count_minus_the_fixed_base(offline_settings):
     client = get_client(offline_settings)
-    messages = [{"role": "user" if i % 2 == 0 else "assistant", "content": text}
-                for i, text in enumerate(trip_script(8))]
+    messages = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": text} for i, text in enumerate(trip_script(8))
+    ]
     own = per_message_tokens(client, MODEL, TRIP_PERSONA, messages)
     base = request_base_tokens(client, MODEL, TRIP_PERSONA)
     assert base == REQUEST_OVERHEAD + SYSTEM_OVERHEAD + MESSAGE_OVERHEAD + count_text_tokens(TRIP_PERSONA)
@@ -46,6 +55,7 @@ def test_per_message_tokens_sum_to_the_request_count_minus_the_fixed_base(offlin
 
 
 # ---------------------------------------------------------------------------- strategies
+
 
 def test_registry_builds_naive_and_last_k(offline_settings):
     client = get_client(offline_settings)
@@ -59,14 +69,20 @@ def test_registry_builds_naive_and_last_k(offline_settings):
 
 
 def test_the_table_names_every_stage_and_importing_memory_registers_nothing():
-    code = ("import sys, helpers.memory; assert 'helpers.sim.simulate' not in sys.modules, 'memory imported simulate'; "
-            "import helpers.sim.simulate as s; print(sorted(s.STRATEGIES))")
+    code = (
+        "import sys, helpers.memory; assert 'helpers.sim.simulate' not in sys.modules, 'memory imported simulate'; "
+        "import helpers.sim.simulate as s; print(sorted(s.STRATEGIES))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "['bounded', 'bounded_cached', 'last_k', 'naive', 'naive_cached', 'stateless', 'vector', 'vector_cached']"
+    assert (
+        out.strip()
+        == "['bounded', 'bounded_cached', 'last_k', 'naive', 'naive_cached', 'stateless', 'vector', 'vector_cached']"
+    )
 
 
-@pytest.mark.parametrize("name, cls", [("stateless", StatelessMemory), ("bounded", BoundedMemory),
-                                       ("vector", VectorMemory)])
+@pytest.mark.parametrize(
+    "name, cls", [("stateless", StatelessMemory), ("bounded", BoundedMemory), ("vector", VectorMemory)]
+)
 def test_table_entries_build_their_stage_on_an_in_memory_store(offline_settings, name, cls):
     ledger = CostLedger()
     strategy = make_strategy(name, simulation_client(offline_settings), offline_settings, ledger=ledger)
@@ -83,8 +99,9 @@ def test_register_strategy_plugs_any_turn_object_into_the_simulator(offline_sett
             self.kw = kw
 
         def turn(self, text):
-            return TurnResult(text, input_tokens=len(text), output_tokens=1, stop_reason="end_turn", request={},
-                              stage="echo")
+            return TurnResult(
+                text, input_tokens=len(text), output_tokens=1, stop_reason="end_turn", request={}, stage="echo"
+            )
 
     register_strategy("echo_test", Echo)
     try:
@@ -103,6 +120,7 @@ def test_register_strategy_plugs_any_turn_object_into_the_simulator(offline_sett
 
 # ---------------------------------------------------------------------------- simulator
 
+
 def test_simulation_is_deterministic(offline_settings):
     a = naive_run(offline_settings, 30)
     b = naive_run(offline_settings, 30)
@@ -118,8 +136,10 @@ def test_simulation_result_totals_and_per_turn_lists(offline_settings):
     assert d["total_output_tokens"] == sum(d["per_turn_output_tokens"])
     assert d["cost_usd"] == pytest.approx(sum(d["per_turn_cost_usd"]))
     assert d["max_turn_input_tokens"] == max(d["per_turn_input_tokens"]) == d["per_turn_input_tokens"][-1]
-    assert all(c == pytest.approx(cost_of({"input_tokens": i, "output_tokens": o}, MODEL))
-               for i, o, c in zip(r.input_tokens, r.output_tokens, r.cost_usd))
+    assert all(
+        c == pytest.approx(cost_of({"input_tokens": i, "output_tokens": o}, MODEL))
+        for i, o, c in zip(r.input_tokens, r.output_tokens, r.cost_usd)
+    )
     assert r.cumulative_input_tokens()[-1] == r.total_input_tokens
 
 
@@ -128,8 +148,11 @@ def test_naive_growth_is_quadratic_and_last_k_is_linear(offline_settings):
     naive = naive_run(offline_settings, 120)
     assert naive.fit_power_law() > 1.5
     client = simulation_client(offline_settings)
-    last_k = simulate(make_strategy("last_k", client, offline_settings, system=TRIP_PERSONA, keep_last=6),
-                      trip_script(120), name="last_k")
+    last_k = simulate(
+        make_strategy("last_k", client, offline_settings, system=TRIP_PERSONA, keep_last=6),
+        trip_script(120),
+        name="last_k",
+    )
     assert last_k.fit_power_law() < 1.2
     assert last_k.max_turn_input_tokens < naive.max_turn_input_tokens / 10
     a, _b, _c = naive.fit_quadratic()
@@ -142,7 +165,10 @@ def test_overflow_raises_bad_request_at_the_configured_window_and_not_below(offl
     messages = [{"role": "user", "content": text} for text in trip_script(1)]
     size = count_request_tokens(get_client(offline_settings), MODEL, TRIP_PERSONA, messages)
     fits = get_client(offline_settings, context_window=size, max_retries=0)
-    assert fits.messages.create(model=MODEL, max_tokens=50, system=TRIP_PERSONA, messages=messages).usage.input_tokens == size
+    assert (
+        fits.messages.create(model=MODEL, max_tokens=50, system=TRIP_PERSONA, messages=messages).usage.input_tokens
+        == size
+    )
     too_small = get_client(offline_settings, context_window=size - 1, max_retries=0)
     with pytest.raises(anthropic.BadRequestError, match="prompt is too long") as info:
         too_small.messages.create(model=MODEL, max_tokens=50, system=TRIP_PERSONA, messages=messages)
@@ -153,8 +179,9 @@ def test_simulation_stops_or_raises_at_the_first_overflow(offline_settings):
     unbounded = naive_run(offline_settings, 40)
     window = unbounded.input_tokens[24]  # turn 25 fits exactly; turn 26 does not
     client = simulation_client(offline_settings, context_window=window)
-    stopped = simulate(make_strategy("naive", client, offline_settings, system=TRIP_PERSONA), trip_script(40),
-                       on_overflow="stop")
+    stopped = simulate(
+        make_strategy("naive", client, offline_settings, system=TRIP_PERSONA), trip_script(40), on_overflow="stop"
+    )
     assert stopped.input_tokens == unbounded.input_tokens[:25]  # nothing below the window overflowed
     assert stopped.overflow_turn == 26 and "prompt is too long" in stopped.overflow_message
     client = simulation_client(offline_settings, context_window=window)
@@ -176,6 +203,7 @@ def test_recall_with_full_history_but_not_with_last_k(offline_settings):
 
 
 # ---------------------------------------------------------------------------- replies of real length
+
 
 def test_simulated_replies_are_padded_to_the_stated_length_with_text_that_states_nothing(offline_settings):
     from helpers.offline.fact_rules import facts_from_text

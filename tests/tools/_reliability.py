@@ -21,23 +21,33 @@ def cli_env(**extra: str) -> dict:
     return env
 
 
-def run_chat(lines: list[str] | bytes, *args: str, env: dict | None = None,
-             timeout: float = 120) -> subprocess.CompletedProcess:
+def run_chat(
+    lines: list[str] | bytes, *args: str, env: dict | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess:
     """Run `python -m helpers.chat --stage bounded ARGS` with `lines` on stdin; bytes stdout/stderr."""
     data = lines if isinstance(lines, bytes) else ("\n".join(lines) + "\n").encode("utf-8")
-    return subprocess.run([*CHAT, *args], input=data, capture_output=True, timeout=timeout, cwd=ROOT,
-                          env=env or cli_env())
+    return subprocess.run(
+        [*CHAT, *args], input=data, capture_output=True, timeout=timeout, cwd=ROOT, env=env or cli_env()
+    )
 
 
 class LiveChat:
     """A chat CLI we talk to line by line (stdin open), reading replies as they come."""
 
     def __init__(self, *args: str, env: dict | None = None):
-        self.proc = subprocess.Popen([*CHAT, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, cwd=ROOT, env=env or cli_env(), text=True,
-                                     encoding="utf-8", bufsize=1)
+        self.proc = subprocess.Popen(
+            [*CHAT, *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=ROOT,
+            env=env or cli_env(),
+            text=True,
+            encoding="utf-8",
+            bufsize=1,
+        )
         self.lines: queue.Queue = queue.Queue()
-        self.replies: list[str] = []   # every complete stdout line seen so far
+        self.replies: list[str] = []  # every complete stdout line seen so far
         self.stderr = ""
         self._reader = threading.Thread(target=self._pump, daemon=True)
         self._reader.start()
@@ -89,7 +99,9 @@ def record_sleeps(monkeypatch) -> list[float]:
     import anthropic._base_client as base
 
     slept: list[float] = []
-    fake = types.SimpleNamespace(**{name: getattr(real_time, name) for name in dir(real_time) if not name.startswith("__")})
+    fake = types.SimpleNamespace(
+        **{name: getattr(real_time, name) for name in dir(real_time) if not name.startswith("__")}
+    )
     fake.sleep = slept.append
     monkeypatch.setattr(base, "time", fake)
     return slept

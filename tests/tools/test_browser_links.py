@@ -19,13 +19,21 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
-from tests.tools.test_browser_widget import (ARTIFACTS, CHROMIUM, CHROMIUM_FLAGS, KERNEL_IDLE, _free_port,
-                                             _require_chromium, _run_all, _wait_for_server)
+from tests.tools.test_browser_widget import (
+    ARTIFACTS,
+    CHROMIUM,
+    CHROMIUM_FLAGS,
+    KERNEL_IDLE,
+    _free_port,
+    _require_chromium,
+    _run_all,
+    _wait_for_server,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -62,8 +70,9 @@ def _fresh_clone(target: Path) -> Path:
 
 
 def _status(clone: Path) -> str:
-    return subprocess.run(["git", "-C", str(clone), "status", "--porcelain"], capture_output=True, text=True,
-                          check=True).stdout
+    return subprocess.run(
+        ["git", "-C", str(clone), "status", "--porcelain"], capture_output=True, text=True, check=True
+    ).stdout
 
 
 @contextlib.contextmanager
@@ -75,15 +84,31 @@ def _lab_in_clone(tmp_path: Path) -> Iterator[tuple[Path, int, Path]]:
         env[name] = str(tmp_path / name.lower())
     (tmp_path / "jupyter_config_dir" / "labconfig").mkdir(parents=True)
     (tmp_path / "jupyter_config_dir" / "labconfig" / "page_config.json").write_text(
-        json.dumps({"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}}))
+        json.dumps({"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}})
+    )
     port = _free_port()
     log = tmp_path / "lab.log"
-    lab = subprocess.Popen([sys.executable, "-c", _DRIVER, str(clone / "run.py"), "--no-browser", "--ip=127.0.0.1",
-                            f"--port={port}", "--ServerApp.port_retries=0", "--ServerApp.token=",
-                            "--ServerApp.password=", f"--LabApp.workspaces_dir={tmp_path / 'ws'}",
-                            "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-                            "--LabApp.expose_app_in_browser=True"],
-                           env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
+    lab = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            _DRIVER,
+            str(clone / "run.py"),
+            "--no-browser",
+            "--ip=127.0.0.1",
+            f"--port={port}",
+            "--ServerApp.port_retries=0",
+            "--ServerApp.token=",
+            "--ServerApp.password=",
+            f"--LabApp.workspaces_dir={tmp_path / 'ws'}",
+            "--LabApp.news_url=None",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            "--LabApp.expose_app_in_browser=True",
+        ],
+        env=env,
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+    )
     try:
         _wait_for_server(lab, port, log)
         yield clone, port, log
@@ -100,8 +125,12 @@ def _lab_in_clone(tmp_path: Path) -> Iterator[tuple[Path, int, Path]]:
 @contextlib.contextmanager
 def _browser(pw, tmp_path: Path):
     context = pw.chromium.launch_persistent_context(
-        str(tmp_path / "profile"), executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS,
-        viewport={"width": 1400, "height": 900})
+        str(tmp_path / "profile"),
+        executable_path=str(CHROMIUM),
+        headless=True,
+        args=CHROMIUM_FLAGS,
+        viewport={"width": 1400, "height": 900},
+    )
     try:
         yield context.pages[0] if context.pages else context.new_page()
     finally:
@@ -125,16 +154,21 @@ def test_each_notebooks_code_link_opens_the_helper_file_in_lab(tmp_path):
                     target = _first_code_link(notebook)
                     page.goto(f"http://127.0.0.1:{port}/lab/tree/notebooks/{notebook.name}?reset", timeout=60_000)
                     # Lab rewrites a relative href to its own URL; the link's text is the path it names
-                    link = page.locator(".jp-RenderedMarkdown a:visible", has_text=re.compile(rf"^{re.escape(target)}$")).first
+                    link = page.locator(
+                        ".jp-RenderedMarkdown a:visible", has_text=re.compile(rf"^{re.escape(target)}$")
+                    ).first
                     link.wait_for(timeout=60_000)
                     link.scroll_into_view_if_needed()
                     link.click()
                     first_line = (clone / target).read_text(encoding="utf-8").splitlines()[0].strip('"')[:40]
-                    tab = page.locator(".lm-TabBar-tab.lm-mod-current .lm-TabBar-tabLabel",
-                                       has_text=Path(target).name)
+                    tab = page.locator(".lm-TabBar-tab.lm-mod-current .lm-TabBar-tabLabel", has_text=Path(target).name)
                     tab.first.wait_for(timeout=30_000)
-                    page.wait_for_function("t => [...document.querySelectorAll('.jp-FileEditor .cm-content')]"
-                                           ".some(e => e.innerText.includes(t))", arg=first_line, timeout=30_000)
+                    page.wait_for_function(
+                        "t => [...document.querySelectorAll('.jp-FileEditor .cm-content')]"
+                        ".some(e => e.innerText.includes(t))",
+                        arg=first_line,
+                        timeout=30_000,
+                    )
                     page.screenshot(path=str(SHOTS / f"{notebook.stem}__{Path(target).stem}.png"))
                     opened[notebook.name] = target
                     page.evaluate("window.jupyterapp && window.jupyterapp.commands.execute('application:close-all')")
@@ -159,8 +193,11 @@ def test_running_and_saving_notebook_04_in_lab_leaves_git_status_clean(tmp_path)
         with sync_playwright() as pw, _browser(pw, tmp_path) as page:
             try:
                 page.goto(f"http://127.0.0.1:{port}/lab/tree/notebooks/{RUN_NOTEBOOK}?reset", timeout=60_000)
-                page.wait_for_function(f"() => (document.querySelector('#jp-main-statusbar') || {{}}).innerText"
-                                       f"?.includes({KERNEL_IDLE!r})", timeout=60_000)
+                page.wait_for_function(
+                    f"() => (document.querySelector('#jp-main-statusbar') || {{}}).innerText"
+                    f"?.includes({KERNEL_IDLE!r})",
+                    timeout=60_000,
+                )
                 _run_all(page)
                 # every code cell has run when each has an execution count (the notebook's model: Lab may not
                 # render cells out of view) and the kernel is idle again
@@ -171,7 +208,9 @@ def test_running_and_saving_notebook_04_in_lab_leaves_git_status_clean(tmp_path)
                     " for (let j = 0; j < c.outputs.length; j++) failed ||= c.outputs.get(j).type === 'error'; }"
                     " const idle = nb.sessionContext.session?.kernel?.status === 'idle';"
                     " return idle && (done === n || failed); }",  # an error stops Run All: fail below, not wait
-                    arg=code_cells, timeout=300_000)
+                    arg=code_cells,
+                    timeout=300_000,
+                )
                 page.evaluate("window.jupyterapp.commands.execute('docmanager:save')")
                 page.wait_for_function("() => !document.querySelector('.jp-mod-dirty')", timeout=30_000)
                 page.screenshot(path=str(SHOTS / "04_after_run_all_and_save.png"))
@@ -180,8 +219,9 @@ def test_running_and_saving_notebook_04_in_lab_leaves_git_status_clean(tmp_path)
                 raise
         saved = json.loads(path.read_text(encoding="utf-8"))
         outputs = [o for c in saved["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
-        assert outputs and not [o for o in outputs if o["output_type"] == "error"], \
+        assert outputs and not [o for o in outputs if o["output_type"] == "error"], (
             "the run left no outputs (or an error): the check below would prove nothing"
+        )
         assert path.read_bytes() != committed  # the saved file differs from the commit: only the filter hides it
         deadline = time.monotonic() + 60  # the hook refreshes git's index beside the server
         while _status(clone) and time.monotonic() < deadline:

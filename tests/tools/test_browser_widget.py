@@ -34,21 +34,33 @@ WIDGET_NOTEBOOK = "07_elephant.ipynb"  # the notebook readers open: no stand-in 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(os.environ.get("TEST_ARTIFACTS") or ROOT / "test-artifacts")
 SHOTS = ARTIFACTS / "widget_screenshots"
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--disable-dev-shm-usage"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
 # Long enough that the second exchange pushes the first out of an 80-token window (so a summary appears).
-MESSAGES = ["Hi Scout, my name is Maya and my favorite color is teal.",
-            "I live in Portland and I am flying down to Los Angeles next month for a week."]
+MESSAGES = [
+    "Hi Scout, my name is Maya and my favorite color is teal.",
+    "I live in Portland and I am flying down to Los Angeles next month for a week.",
+]
 # Issue 12's exchanges, typed after MESSAGES: (message, a word the reply must contain, or None for a statement).
-EXCHANGES = [("My sister Priya lives in Pasadena and she is a nurse.", None),
-             ("Any good tacos near Echo Park?", None),
-             ("Which beach is nice for a morning walk?", None),
-             ("Where does my sister live?", "Pasadena"),
-             ("My cousin Theo works at the Getty Center.", None),
-             ("Where does my cousin work?", "Getty"),
-             ("I'm vegetarian, so no meat please.", None),
-             ("What should I avoid eating?", "meat")]
+EXCHANGES = [
+    ("My sister Priya lives in Pasadena and she is a nurse.", None),
+    ("Any good tacos near Echo Park?", None),
+    ("Which beach is nice for a morning walk?", None),
+    ("Where does my sister live?", "Pasadena"),
+    ("My cousin Theo works at the Getty Center.", None),
+    ("Where does my cousin work?", "Getty"),
+    ("I'm vegetarian, so no meat please.", None),
+    ("What should I avoid eating?", "meat"),
+]
 # Issue 23: a fact told in turn 1 (MESSAGES[0]) that the capped summary has dropped by then, asked in other words:
 # it can only come back through retrieval, and the retrieved panel shows it, labelled.
 PARAPHRASE, RECALLED = "What do people call me?", "Maya"
@@ -69,14 +81,15 @@ KERNEL_IDLE = "Python 3 (ipykernel) | Idle"
 CHAT = ".gte-chat.gte-reader"
 
 
-
 def _require_chromium() -> None:
     if os.environ.get("GTE_SKIP_BROWSER") == "1":
         pytest.skip("GTE_SKIP_BROWSER=1: browser test skipped on request")
     if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} is missing: install it with `apt-get install -y chromium` (the widget's browser "
-                    "test needs the system Chromium), or set GTE_SKIP_BROWSER=1 to skip this test explicitly.",
-                    pytrace=False)
+        pytest.fail(
+            f"{CHROMIUM} is missing: install it with `apt-get install -y chromium` (the widget's browser "
+            "test needs the system Chromium), or set GTE_SKIP_BROWSER=1 to skip this test explicitly.",
+            pytrace=False,
+        )
 
 
 def _free_port() -> int:
@@ -95,20 +108,35 @@ def _notebook_under_test(root: Path) -> Path:
 
 
 def _start_lab(tmp: Path, root: Path, port: int) -> subprocess.Popen:
-    dirs = {name: tmp / name.lower() for name in
-            ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR", "MPLCONFIGDIR")}
+    dirs = {
+        name: tmp / name.lower()
+        for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR", "MPLCONFIGDIR")
+    }
     for path in dirs.values():
         path.mkdir(parents=True, exist_ok=True)
     (dirs["JUPYTER_CONFIG_DIR"] / "labconfig").mkdir()
     (dirs["JUPYTER_CONFIG_DIR"] / "labconfig" / "page_config.json").write_text(
-        json.dumps({"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}}))
+        json.dumps({"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}})
+    )
     # The kernel inherits this environment: GTE_DATA_DIR (root conftest's temp dir) and the offline key setting.
     env = {**os.environ, **{k: str(v) for k, v in dirs.items()}}
-    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-           "--ServerApp.port_retries=0", "--ServerApp.token=", "--ServerApp.password=", "--allow-root",
-           f"--ServerApp.root_dir={root}", "--LabApp.news_url=None",
-           "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-           f"--LabApp.workspaces_dir={tmp / 'workspaces'}", "--LabApp.expose_app_in_browser=True"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        "--ServerApp.port_retries=0",
+        "--ServerApp.token=",
+        "--ServerApp.password=",
+        "--allow-root",
+        f"--ServerApp.root_dir={root}",
+        "--LabApp.news_url=None",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        f"--LabApp.workspaces_dir={tmp / 'workspaces'}",
+        "--LabApp.expose_app_in_browser=True",
+    ]
     log = open(tmp / "jupyterlab.log", "wb")
     return subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root)
 
@@ -124,8 +152,9 @@ def _wait_for_server(proc: subprocess.Popen, port: int, log: Path, timeout: floa
                     return
         except OSError:
             time.sleep(0.2)
-    raise RuntimeError(f"jupyter lab did not answer on port {port} within {timeout:.0f}s:\n"
-                       f"{log.read_text(errors='replace')[-3000:]}")
+    raise RuntimeError(
+        f"jupyter lab did not answer on port {port} within {timeout:.0f}s:\n{log.read_text(errors='replace')[-3000:]}"
+    )
 
 
 def _stop(proc: subprocess.Popen) -> None:
@@ -166,7 +195,10 @@ def _chat(page, text: str, replies_before: int, enter: bool = False) -> None:
         page.locator(f"{CHAT} .gte-send").click()
     page.wait_for_function(
         f"n => document.querySelectorAll('{CHAT} .gte-log .gte-msg-assistant, {CHAT} .gte-log .gte-msg-error')"
-        ".length > n", arg=replies_before, timeout=30_000)
+        ".length > n",
+        arg=replies_before,
+        timeout=30_000,
+    )
     page.wait_for_function(f"() => !document.querySelector('{CHAT} .gte-send').disabled", timeout=15_000)
 
 
@@ -244,8 +276,9 @@ def _check_layout(page, stage: str) -> list[str]:
     page.screenshot(path=str(SHOTS / f"{stage}_page.png"))
     # The notebook scrolls inside the page, so an output taller than the viewport is cut off in an element
     # screenshot: make the window tall enough for the whole output for that picture, then put it back.
-    area = chat.locator("xpath=ancestor::div[contains(concat(' ', normalize-space(@class), ' '), "
-                        "' jp-OutputArea-output ')][1]")
+    area = chat.locator(
+        "xpath=ancestor::div[contains(concat(' ', normalize-space(@class), ' '), ' jp-OutputArea-output ')][1]"
+    )
     size = page.viewport_size
     tall = max(size["height"], int(area.bounding_box()["height"]) + 300)
     page.set_viewport_size({"width": size["width"], "height": tall})
@@ -262,12 +295,14 @@ def _check_log(page, messages: int) -> list[str]:
     and reach its oldest line."""
     state = page.evaluate(_LOG_STATE, CHAT)
     count = state["count"] or ""
-    checks = {f"holds {messages} lines": state["lines"] == messages,
-              "scrolls": state["scrolls"] and state["overflowY"] in ("scroll", "auto"),
-              "shows a scrollbar": state["scrollbar"],
-              f"shows the count '{messages} messages'": state["countShown"] and f"{messages} messages" in count,
-              "can be scrolled back to its oldest line": state["oldestReachable"],
-              "shows its newest line": state["newestShown"]}
+    checks = {
+        f"holds {messages} lines": state["lines"] == messages,
+        "scrolls": state["scrolls"] and state["overflowY"] in ("scroll", "auto"),
+        "shows a scrollbar": state["scrollbar"],
+        f"shows the count '{messages} messages'": state["countShown"] and f"{messages} messages" in count,
+        "can be scrolled back to its oldest line": state["oldestReachable"],
+        "shows its newest line": state["newestShown"],
+    }
     return [f"the log fails '{what}': {state}" for what, ok in checks.items() if not ok]
 
 
@@ -315,24 +350,32 @@ def test_chat_widget_in_jupyterlab(tmp_path):
         _wait_for_server(lab, port, tmp_path / "jupyterlab.log")
         with sync_playwright() as pw:
             context = pw.chromium.launch_persistent_context(
-                str(tmp_path / "chromium-profile"), executable_path=str(CHROMIUM), headless=True,
-                args=CHROMIUM_FLAGS, viewport={"width": 1500, "height": 1000},
+                str(tmp_path / "chromium-profile"),
+                executable_path=str(CHROMIUM),
+                headless=True,
+                args=CHROMIUM_FLAGS,
+                viewport={"width": 1500, "height": 1000},
                 # playwright hides scrollbars in headless mode; show them as a person sees them (the log's one
                 # is checked, and it takes width from every scrolled panel)
-                ignore_default_args=["--hide-scrollbars"])
+                ignore_default_args=["--hide-scrollbars"],
+            )
             try:
                 page = context.pages[0] if context.pages else context.new_page()
                 page.goto(f"http://127.0.0.1:{port}/lab/tree/{notebook.name}", timeout=30_000)
                 # The toolbar says "idle" before the kernel exists; the status bar names the kernel once it does.
-                page.wait_for_function(f"() => (document.querySelector('#jp-main-statusbar') || {{}}).innerText"
-                                       f"?.includes({KERNEL_IDLE!r})", timeout=30_000)
+                page.wait_for_function(
+                    f"() => (document.querySelector('#jp-main-statusbar') || {{}}).innerText"
+                    f"?.includes({KERNEL_IDLE!r})",
+                    timeout=30_000,
+                )
                 _run_all(page)
                 try:
                     # every cell runs first (notebook 07 measures all strategies before the reader's chat)
                     page.wait_for_selector(f"{CHAT} .gte-input input", timeout=240_000)
                 except Exception as err:
-                    raise AssertionError(f"the ChatWidget did not render (no {CHAT} in the DOM); notebook "
-                                         f"outputs: {_outputs_text(page)}") from err
+                    raise AssertionError(
+                        f"the ChatWidget did not render (no {CHAT} in the DOM); notebook outputs: {_outputs_text(page)}"
+                    ) from err
                 chat = page.locator(CHAT)
                 chat.scroll_into_view_if_needed()
                 cells = page.locator(".jp-Notebook .jp-Cell").count()
@@ -374,8 +417,9 @@ def test_chat_widget_in_jupyterlab(tmp_path):
                 turns = 3 + len(EXCHANGES)
                 _recalled_through_retrieval(page, chat, turns)
                 turns += 1
-                layout["03_retrieved_panel_filled"] = (_check_layout(page, "03_retrieved_panel_filled")
-                                                       + _check_log(page, 2 * turns))
+                layout["03_retrieved_panel_filled"] = _check_layout(page, "03_retrieved_panel_filled") + _check_log(
+                    page, 2 * turns
+                )
                 for n, text in enumerate(LONG_MESSAGES, start=turns):
                     _chat(page, text, replies_before=n)
                 turns += len(LONG_MESSAGES)
@@ -386,8 +430,10 @@ def test_chat_widget_in_jupyterlab(tmp_path):
                     stage = f"05_{name}_{size['width']}px"
                     layout[stage] = _check_layout(page, stage) + _check_log(page, 2 * turns)
                 assert len(list(SHOTS.glob("*.png"))) == 2 * (4 + len(VIEWPORTS)) + len(PANELS), sorted(SHOTS.iterdir())
-                assert not any(layout.values()), f"the widget is clipped or hides something (see {SHOTS}): " + \
-                    "; ".join(f"{stage}: {problems}" for stage, problems in layout.items() if problems)
+                assert not any(layout.values()), (
+                    f"the widget is clipped or hides something (see {SHOTS}): "
+                    + "; ".join(f"{stage}: {problems}" for stage, problems in layout.items() if problems)
+                )
             except BaseException:
                 if page is not None:
                     page.screenshot(path=str(ARTIFACTS / "browser_widget_failure.png"))

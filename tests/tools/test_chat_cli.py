@@ -7,12 +7,15 @@ import sys
 import pytest
 
 
-def run_chat(stdin: bytes | str, *args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+def run_chat(
+    stdin: bytes | str, *args: str, env: dict | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess:
     data = stdin.encode() if isinstance(stdin, str) else stdin
     full_env = {**os.environ, **(env or {})}
     full_env.pop("ANTHROPIC_API_KEY", None)
-    return subprocess.run([sys.executable, "-m", "helpers.chat", *args], input=data, capture_output=True,
-                          timeout=timeout, env=full_env)
+    return subprocess.run(
+        [sys.executable, "-m", "helpers.chat", *args], input=data, capture_output=True, timeout=timeout, env=full_env
+    )
 
 
 SCRIPT = "My favorite color is green\nWhat is my favorite color?\nquit\n"
@@ -54,7 +57,9 @@ def test_invalid_utf8_does_not_crash():
 
 
 def test_model_failure_is_reported_and_chat_continues():
-    out = run_chat("hello\nhello again\n", "--stage", "history", env={"GTE_OFFLINE_FAULTS": "500x1", "MAX_RETRIES": "0"})
+    out = run_chat(
+        "hello\nhello again\n", "--stage", "history", env={"GTE_OFFLINE_FAULTS": "500x1", "MAX_RETRIES": "0"}
+    )
     assert "model call failed" in out.stderr.decode()
     assert len(replies(out)) == 1 and out.returncode == 1
 

@@ -16,19 +16,34 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 from pymongo.errors import AutoReconnect
 
-from helpers.tools import chat
-from helpers.retrieval import embeddings
 from helpers.db import store as store_mod
-from helpers.tools.consistency import check_consistency
+from helpers.retrieval import embeddings
 from helpers.retrieval.embeddings import EmbeddingError
+from helpers.tools import chat
+from helpers.tools.consistency import check_consistency
 
 ROOT = Path(__file__).resolve().parents[2]
-SETTINGS = ("ANTHROPIC_API_KEY", "MONGODB_URI", "GTE_DATA_DIR", "GTE_DB_NAME", "WINDOW_BUDGET_TOKENS",
-            "SUMMARY_MAX_TOKENS", "MEMORY_BUDGET_TOKENS", "REPLY_MAX_TOKENS", "OFFLINE_CONTEXT_WINDOW", "MAX_RETRIES",
-            "EMBEDDER", "VOYAGE_API_KEY", "GTE_OFFLINE_FAULTS", "CHAT_MODEL")
+SETTINGS = (
+    "ANTHROPIC_API_KEY",
+    "MONGODB_URI",
+    "GTE_DATA_DIR",
+    "GTE_DB_NAME",
+    "WINDOW_BUDGET_TOKENS",
+    "SUMMARY_MAX_TOKENS",
+    "MEMORY_BUDGET_TOKENS",
+    "REPLY_MAX_TOKENS",
+    "OFFLINE_CONTEXT_WINDOW",
+    "MAX_RETRIES",
+    "EMBEDDER",
+    "VOYAGE_API_KEY",
+    "GTE_OFFLINE_FAULTS",
+    "CHAT_MODEL",
+)
 
 
 def run_main(argv: list[str], env: dict[str, str] | None = None, stdin: bytes = b"") -> tuple[int, str, str]:
@@ -85,22 +100,26 @@ def check_nothing_written(place) -> None:
 
 # ------------------------------------------------------------------------------------ named cases
 
-@pytest.mark.parametrize("extra, name", [
-    (["--user", ""], "--user"),
-    (["--user", "   "], "--user"),
-    (["--user", "a\x00b"], "--user"),
-    (["--budget", "abc"], "--budget"),
-    (["--budget", "-5"], "--budget"),
-    (["--budget", "0"], "--budget"),
-    (["--budget", "99999999999999999999999"], "--budget"),
-    (["--summary-max-tokens", "1.5"], "--summary-max-tokens"),
-    (["--memory-budget", "-1"], "--memory-budget"),
-    (["--system", ""], "--system"),
-    (["--show-request", ""], "--show-request"),
-    (["--import", "/nonexistent/turns.jsonl"], "--import"),
-    (["--stage", "goldfish"], "--stage"),
-    (["--no-such-flag"], "--no-such-flag"),
-])
+
+@pytest.mark.parametrize(
+    "extra, name",
+    [
+        (["--user", ""], "--user"),
+        (["--user", "   "], "--user"),
+        (["--user", "a\x00b"], "--user"),
+        (["--budget", "abc"], "--budget"),
+        (["--budget", "-5"], "--budget"),
+        (["--budget", "0"], "--budget"),
+        (["--budget", "99999999999999999999999"], "--budget"),
+        (["--summary-max-tokens", "1.5"], "--summary-max-tokens"),
+        (["--memory-budget", "-1"], "--memory-budget"),
+        (["--system", ""], "--system"),
+        (["--show-request", ""], "--show-request"),
+        (["--import", "/nonexistent/turns.jsonl"], "--import"),
+        (["--stage", "goldfish"], "--stage"),
+        (["--no-such-flag"], "--no-such-flag"),
+    ],
+)
 def test_bad_arguments_get_one_line_naming_them_and_nothing_is_written(place, extra, name):
     argv = ["--stage", "vector", "--session-file", str(place["session"]), *extra]
     code, out, err = run_main(argv, {"GTE_DATA_DIR": str(place["data"])})
@@ -111,8 +130,11 @@ def test_bad_arguments_get_one_line_naming_them_and_nothing_is_written(place, ex
 
 def test_a_session_file_that_is_a_directory_is_refused(place):
     place["session"].mkdir(parents=True)
-    code, out, err = run_main(["--stage", "bounded", "--session-file", str(place["session"])],
-                              {"GTE_DATA_DIR": str(place["data"])}, stdin=b"hello\n")
+    code, out, err = run_main(
+        ["--stage", "bounded", "--session-file", str(place["session"])],
+        {"GTE_DATA_DIR": str(place["data"])},
+        stdin=b"hello\n",
+    )
     assert_usage_error(code, err, "--session-file")
     assert files_under(place["data"]) == [] and files_under(place["session"]) == []
 
@@ -120,8 +142,9 @@ def test_a_session_file_that_is_a_directory_is_refused(place):
 def test_a_session_file_under_a_regular_file_is_refused(place):
     blocker = place["tmp"] / "blocker"
     blocker.write_text("x")
-    code, _, err = run_main(["--stage", "bounded", "--session-file", str(blocker / "sid")],
-                            {"GTE_DATA_DIR": str(place["data"])})
+    code, _, err = run_main(
+        ["--stage", "bounded", "--session-file", str(blocker / "sid")], {"GTE_DATA_DIR": str(place["data"])}
+    )
     assert_usage_error(code, err, "--session-file")
     assert files_under(place["data"]) == []
 
@@ -129,21 +152,36 @@ def test_a_session_file_under_a_regular_file_is_refused(place):
 def test_an_import_file_with_bad_json_is_refused_before_anything_is_written(place):
     bad = place["tmp"] / "turns.jsonl"
     bad.write_text('{"role": "user", "content": "hi"}\nnot json\n')
-    code, _, err = run_main(["--stage", "bounded", "--session-file", str(place["session"]), "--import", str(bad)],
-                            {"GTE_DATA_DIR": str(place["data"])})
+    code, _, err = run_main(
+        ["--stage", "bounded", "--session-file", str(place["session"]), "--import", str(bad)],
+        {"GTE_DATA_DIR": str(place["data"])},
+    )
     assert_usage_error(code, err, "--import")
     check_nothing_written(place)
 
 
-@pytest.mark.parametrize("setting, value", [
-    ("WINDOW_BUDGET_TOKENS", "abc"), ("WINDOW_BUDGET_TOKENS", "-5"), ("SUMMARY_MAX_TOKENS", "0"),
-    ("MEMORY_BUDGET_TOKENS", "1e3"), ("REPLY_MAX_TOKENS", "99999999999999999999999"),
-    ("OFFLINE_CONTEXT_WINDOW", "lots"), ("MAX_RETRIES", "-1"), ("MAX_RETRIES", "100000"),
-    ("EMBEDDER", "openai"), ("EMBEDDER", "voyage"), ("GTE_OFFLINE_FAULTS", "meteor"),
-    ("GTE_OFFLINE_FAULTS", "500xmany"), ("GTE_DB_NAME", "bad.name"), ("GTE_DB_NAME", "a/b"),
-    ("ANTHROPIC_API_KEY", "sk ant with spaces"), ("ANTHROPIC_API_KEY", "sk-ünïcode"),
-    ("VOYAGE_API_KEY", "line\nbreak"),
-])
+@pytest.mark.parametrize(
+    "setting, value",
+    [
+        ("WINDOW_BUDGET_TOKENS", "abc"),
+        ("WINDOW_BUDGET_TOKENS", "-5"),
+        ("SUMMARY_MAX_TOKENS", "0"),
+        ("MEMORY_BUDGET_TOKENS", "1e3"),
+        ("REPLY_MAX_TOKENS", "99999999999999999999999"),
+        ("OFFLINE_CONTEXT_WINDOW", "lots"),
+        ("MAX_RETRIES", "-1"),
+        ("MAX_RETRIES", "100000"),
+        ("EMBEDDER", "openai"),
+        ("EMBEDDER", "voyage"),
+        ("GTE_OFFLINE_FAULTS", "meteor"),
+        ("GTE_OFFLINE_FAULTS", "500xmany"),
+        ("GTE_DB_NAME", "bad.name"),
+        ("GTE_DB_NAME", "a/b"),
+        ("ANTHROPIC_API_KEY", "sk ant with spaces"),
+        ("ANTHROPIC_API_KEY", "sk-ünïcode"),
+        ("VOYAGE_API_KEY", "line\nbreak"),
+    ],
+)
 @pytest.mark.parametrize("stage", ["history", "vector"])
 def test_bad_settings_get_one_line_naming_them_and_nothing_is_written(place, setting, value, stage):
     env = {"GTE_DATA_DIR": str(place["data"]), setting: value}
@@ -156,46 +194,88 @@ def test_bad_settings_get_one_line_naming_them_and_nothing_is_written(place, set
 def test_a_data_dir_that_is_a_file_is_refused(place):
     not_a_dir = place["tmp"] / "data.txt"
     not_a_dir.write_text("x")
-    code, _, err = run_main(["--stage", "bounded", "--session-file", str(place["session"])],
-                            {"GTE_DATA_DIR": str(not_a_dir)}, stdin=b"hello\n")
+    code, _, err = run_main(
+        ["--stage", "bounded", "--session-file", str(place["session"])],
+        {"GTE_DATA_DIR": str(not_a_dir)},
+        stdin=b"hello\n",
+    )
     assert_usage_error(code, err, "GTE_DATA_DIR")
     assert not place["session"].exists()
 
 
 # ------------------------------------------------------------------------------------ the fuzz
 
-GOOD = {"--stage": ["bounded", "vector"], "--user": ["maya"], "--budget": ["300"], "--summary-max-tokens": ["200"],
-        "--memory-budget": ["300"]}
-BAD_INTS = st.one_of(st.text(max_size=8).filter(lambda s: not s.strip().lstrip("+").isdigit()),
-                     st.integers(max_value=0).map(str), st.integers(min_value=10**10).map(str))
-BAD_TEXT = st.one_of(st.just(""), st.text(alphabet=" \t\r\n", min_size=1, max_size=4),
-                     st.text(min_size=1, max_size=6).map(lambda s: s + "\x00"))
-BAD_ARGS = st.one_of(
-    st.tuples(st.just("--budget"), BAD_INTS), st.tuples(st.just("--summary-max-tokens"), BAD_INTS),
-    st.tuples(st.just("--memory-budget"), BAD_INTS), st.tuples(st.just("--user"), BAD_TEXT),
-    st.tuples(st.just("--system"), BAD_TEXT), st.tuples(st.just("--show-request"), BAD_TEXT),
+GOOD = {
+    "--stage": ["bounded", "vector"],
+    "--user": ["maya"],
+    "--budget": ["300"],
+    "--summary-max-tokens": ["200"],
+    "--memory-budget": ["300"],
+}
+BAD_INTS = st.one_of(
+    st.text(max_size=8).filter(lambda s: not s.strip().lstrip("+").isdigit()),
+    st.integers(max_value=0).map(str),
+    st.integers(min_value=10**10).map(str),
 )
-INT_SETTINGS = ["WINDOW_BUDGET_TOKENS", "SUMMARY_MAX_TOKENS", "MEMORY_BUDGET_TOKENS", "REPLY_MAX_TOKENS",
-                "OFFLINE_CONTEXT_WINDOW"]
+BAD_TEXT = st.one_of(
+    st.just(""),
+    st.text(alphabet=" \t\r\n", min_size=1, max_size=4),
+    st.text(min_size=1, max_size=6).map(lambda s: s + "\x00"),
+)
+BAD_ARGS = st.one_of(
+    st.tuples(st.just("--budget"), BAD_INTS),
+    st.tuples(st.just("--summary-max-tokens"), BAD_INTS),
+    st.tuples(st.just("--memory-budget"), BAD_INTS),
+    st.tuples(st.just("--user"), BAD_TEXT),
+    st.tuples(st.just("--system"), BAD_TEXT),
+    st.tuples(st.just("--show-request"), BAD_TEXT),
+)
+INT_SETTINGS = [
+    "WINDOW_BUDGET_TOKENS",
+    "SUMMARY_MAX_TOKENS",
+    "MEMORY_BUDGET_TOKENS",
+    "REPLY_MAX_TOKENS",
+    "OFFLINE_CONTEXT_WINDOW",
+]
 BAD_SETTINGS = st.one_of(
-    st.tuples(st.sampled_from(INT_SETTINGS),
-              st.one_of(st.text(alphabet="abcxyz.-e ", min_size=1, max_size=6).filter(lambda s: s.strip()),
-                        st.integers(max_value=0).map(str), st.integers(min_value=10**10).map(str))),
-    st.tuples(st.just("MAX_RETRIES"), st.one_of(st.integers(max_value=-1).map(str),
-                                                st.integers(min_value=101).map(str))),
-    st.tuples(st.just("EMBEDDER"), st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8)
-              .filter(lambda s: s not in ("local", "voyage"))),
-    st.tuples(st.just("GTE_DB_NAME"), st.text(alphabet="ab./\\ \"$", min_size=1, max_size=6)
-              .filter(lambda s: s.strip() and any(c in s for c in './\\ "$'))),
-    st.tuples(st.just("ANTHROPIC_API_KEY"), st.text(alphabet="sk-é \t\x7f", min_size=1, max_size=8)
-              .filter(lambda s: s.strip() and any(c in s.strip() for c in "é \t\x7f"))),
+    st.tuples(
+        st.sampled_from(INT_SETTINGS),
+        st.one_of(
+            st.text(alphabet="abcxyz.-e ", min_size=1, max_size=6).filter(lambda s: s.strip()),
+            st.integers(max_value=0).map(str),
+            st.integers(min_value=10**10).map(str),
+        ),
+    ),
+    st.tuples(
+        st.just("MAX_RETRIES"), st.one_of(st.integers(max_value=-1).map(str), st.integers(min_value=101).map(str))
+    ),
+    st.tuples(
+        st.just("EMBEDDER"),
+        st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8).filter(
+            lambda s: s not in ("local", "voyage")
+        ),
+    ),
+    st.tuples(
+        st.just("GTE_DB_NAME"),
+        st.text(alphabet='ab./\\ "$', min_size=1, max_size=6).filter(
+            lambda s: s.strip() and any(c in s for c in './\\ "$')
+        ),
+    ),
+    st.tuples(
+        st.just("ANTHROPIC_API_KEY"),
+        st.text(alphabet="sk-é \t\x7f", min_size=1, max_size=8).filter(
+            lambda s: s.strip() and any(c in s.strip() for c in "é \t\x7f")
+        ),
+    ),
 )
 
 
 @hsettings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(bad=st.one_of(BAD_ARGS.map(lambda kv: ("arg", kv)), BAD_SETTINGS.map(lambda kv: ("setting", kv))),
-       stage=st.sampled_from(["bounded", "vector"]), extra=st.dictionaries(st.sampled_from([k for k in sorted(GOOD) if k != "--stage"]),
-                                                                           st.just(None), max_size=3))
+@given(
+    bad=st.one_of(BAD_ARGS.map(lambda kv: ("arg", kv)), BAD_SETTINGS.map(lambda kv: ("setting", kv))),
+    stage=st.sampled_from(["bounded", "vector"]),
+    extra=st.dictionaries(st.sampled_from([k for k in sorted(GOOD) if k != "--stage"]), st.just(None), max_size=3),
+)
 def test_fuzz_bad_arguments_and_settings_exit_2_with_a_named_one_line_error_and_write_nothing(bad, stage, extra):
     with tempfile.TemporaryDirectory() as tmp:
         place = {"data": Path(tmp) / "data", "session": Path(tmp) / "sid" / ".session_id", "tmp": Path(tmp)}
@@ -228,6 +308,7 @@ def test_a_value_of_double_dash_is_a_usage_error_not_silently_dropped(flag, tmp_
 
 
 # ------------------------------------------------------------------------------------ failures after the reply
+
 
 class FlakyEmbedder:
     """Embeds the user's query (before the reply) but fails on every memory document (after the reply)."""
@@ -265,13 +346,19 @@ def session_logs(shared, place, user="default"):
     return sid, shared.logs_for(user, sid)
 
 
-@pytest.mark.parametrize("error", [EmbeddingError("Voyage AI could not be reached"),
-                                   ConnectionResetError("connection reset by peer"),
-                                   RuntimeError("embedder crashed")])
+@pytest.mark.parametrize(
+    "error",
+    [
+        EmbeddingError("Voyage AI could not be reached"),
+        ConnectionResetError("connection reset by peer"),
+        RuntimeError("embedder crashed"),
+    ],
+)
 def test_an_embedder_failure_after_the_reply_is_one_line_and_leaves_nothing_pending(monkeypatch, place, error):
     argv = ["--stage", "vector", "--session-file", str(place["session"])]
-    shared, code, out, err = run_with_store(monkeypatch, place, argv, b"Where is a good beach?\nAny tacos near it?\n",
-                                            embedder=FlakyEmbedder(error))
+    shared, code, out, err = run_with_store(
+        monkeypatch, place, argv, b"Where is a good beach?\nAny tacos near it?\n", embedder=FlakyEmbedder(error)
+    )
     assert "Traceback" not in err, err
     assert code in (0, 1), err
     sid, logs = session_logs(shared, place)
@@ -299,18 +386,23 @@ def fail_once(monkeypatch, method: str, error: BaseException, when=lambda *a, **
     return state
 
 
-@pytest.mark.parametrize("method, error, when", [
-    # the session save after the reply fails with a network error the memory does not translate
-    ("save_session", ConnectionResetError("connection reset by peer"), lambda *a, **k: True),
-    ("save_session", OverflowError("MongoDB can only handle up to 8-byte ints"), lambda *a, **k: True),
-    # the exchange is committed, then marking its log entries "ok" (by turn id) fails
-    ("confirm_turns", AutoReconnect("connection closed"), None),
-    ("confirm_turns", TimeoutError("timed out"), None),
-])
-def test_a_failure_after_the_reply_is_one_line_keeps_the_turn_and_leaves_nothing_pending(monkeypatch, place, method,
-                                                                                       error, when):
+@pytest.mark.parametrize(
+    "method, error, when",
+    [
+        # the session save after the reply fails with a network error the memory does not translate
+        ("save_session", ConnectionResetError("connection reset by peer"), lambda *a, **k: True),
+        ("save_session", OverflowError("MongoDB can only handle up to 8-byte ints"), lambda *a, **k: True),
+        # the exchange is committed, then marking its log entries "ok" (by turn id) fails
+        ("confirm_turns", AutoReconnect("connection closed"), None),
+        ("confirm_turns", TimeoutError("timed out"), None),
+    ],
+)
+def test_a_failure_after_the_reply_is_one_line_keeps_the_turn_and_leaves_nothing_pending(
+    monkeypatch, place, method, error, when
+):
     if method == "confirm_turns":  # fail the confirmation right after the first save
         import helpers.memory.bounded as bounded_mod
+
         real, state = bounded_mod.confirm_turns, {"left": 1}
 
         def confirm(store, user_id, session_id, turns):
@@ -318,6 +410,7 @@ def test_a_failure_after_the_reply_is_one_line_keeps_the_turn_and_leaves_nothing
                 state["left"] -= 1
                 raise error
             return real(store, user_id, session_id, turns)
+
         monkeypatch.setattr(bounded_mod, "confirm_turns", confirm)
     else:
         state = fail_once(monkeypatch, method, error, when)
@@ -336,15 +429,23 @@ def test_a_failure_after_the_reply_is_one_line_keeps_the_turn_and_leaves_nothing
 
 # ------------------------------------------------------------------------------------ real processes
 
+
 @pytest.mark.slow  # a CLI subprocess (seconds each): the full set runs it
 def test_real_process_empty_user_and_bad_setting(tmp_path):
     env = {**os.environ, "ANTHROPIC_API_KEY": "", "MONGODB_URI": "", "GTE_DATA_DIR": str(tmp_path / "data")}
     session = tmp_path / ".session_id"
-    for args, extra, name in ((["--user", ""], {}, "--user"),
-                              ([], {"WINDOW_BUDGET_TOKENS": "abc"}, "WINDOW_BUDGET_TOKENS")):
-        proc = subprocess.run([sys.executable, "-m", "helpers.chat", "--stage", "bounded", "--session-file",
-                               str(session), *args], input=b"hello\n", capture_output=True, timeout=120,
-                              env={**env, **extra}, cwd=ROOT)
+    for args, extra, name in (
+        (["--user", ""], {}, "--user"),
+        ([], {"WINDOW_BUDGET_TOKENS": "abc"}, "WINDOW_BUDGET_TOKENS"),
+    ):
+        proc = subprocess.run(
+            [sys.executable, "-m", "helpers.chat", "--stage", "bounded", "--session-file", str(session), *args],
+            input=b"hello\n",
+            capture_output=True,
+            timeout=120,
+            env={**env, **extra},
+            cwd=ROOT,
+        )
         stderr = proc.stderr.decode()
         assert_usage_error(proc.returncode, stderr, name)
         assert proc.stdout == b"" and not session.exists() and not (tmp_path / "data").exists()

@@ -7,8 +7,9 @@ import os
 import subprocess
 import sys
 
-from helpers import config
 from test_chat_cli_errors import ROOT, assert_usage_error, run_main
+
+from helpers import config
 
 
 def test_a_dotenv_that_is_not_utf8_gets_one_line(tmp_path, monkeypatch):
@@ -24,8 +25,14 @@ def test_a_closed_output_pipe_is_one_line_not_a_traceback(tmp_path):
     questions = tmp_path / "questions.txt"
     questions.write_text("".join(f"Question {i}: what is a good hike near Griffith Park?\n" for i in range(40)))
     with open(questions, "rb") as stdin:
-        chat = subprocess.Popen([sys.executable, "-m", "helpers.chat", "--stage", "history"], stdin=stdin,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, env=env)
+        chat = subprocess.Popen(
+            [sys.executable, "-m", "helpers.chat", "--stage", "history"],
+            stdin=stdin,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=ROOT,
+            env=env,
+        )
         try:
             head = subprocess.run(["head", "-n", "1"], stdin=chat.stdout, capture_output=True, timeout=120)
             chat.stdout.close()  # only `head` read: once it exited, the chat's next print meets a closed pipe

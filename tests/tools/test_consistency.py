@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from helpers.config import load_settings
-from helpers.tools.consistency import check_consistency
+from helpers.db.store import mongomock_store
 from helpers.llm import get_client
 from helpers.memory import BoundedMemory
-from helpers.db.store import mongomock_store
+from helpers.tools.consistency import check_consistency
 
 FILLER = "What should we do near Griffith Park on day {i}, maybe something with a view?"
 
@@ -18,8 +18,9 @@ def healthy():
     """A mongomock store holding one session with a window, a summary and an unanswered turn."""
     settings = load_settings({})
     store = mongomock_store()
-    memory = BoundedMemory(get_client(settings, max_retries=0), settings, store=store, user_id="u", session_id="s",
-                           budget=200)
+    memory = BoundedMemory(
+        get_client(settings, max_retries=0), settings, store=store, user_id="u", session_id="s", budget=200
+    )
     memory.turn("My favorite color is teal.")
     for i in range(5):
         memory.turn(FILLER.format(i=i))

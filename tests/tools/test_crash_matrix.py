@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import os
 import random
-import signal
-import subprocess
-import sys
 import time
 
 import pytest
@@ -19,7 +16,6 @@ from helpers.conversation import starts_exchange, text_of
 from helpers.db.store import mongomock_store
 from helpers.llm import get_client
 from helpers.memory import BoundedMemory
-from helpers.memory import fold
 from helpers.tools.consistency import check_consistency
 
 POINTS = ["before the model call", "after the model call", "after the session save", "after the log update"]
@@ -37,8 +33,15 @@ def settings():
 
 
 def _memory(settings, store) -> BoundedMemory:
-    return BoundedMemory(get_client(settings, max_retries=0), settings, store=store, user_id="u", session_id="s",
-                         budget=BUDGET, check_retention=False)
+    return BoundedMemory(
+        get_client(settings, max_retries=0),
+        settings,
+        store=store,
+        user_id="u",
+        session_id="s",
+        budget=BUDGET,
+        check_retention=False,
+    )
 
 
 def _arm(memory: BoundedMemory, point: str, monkeypatch) -> None:
@@ -51,6 +54,7 @@ def _arm(memory: BoundedMemory, point: str, monkeypatch) -> None:
                 raise Killed
             real(request)
             raise Killed
+
         monkeypatch.setattr(memory, "_call", call)
     elif point == POINTS[2]:
         real_save = memory.store.save_session
@@ -60,6 +64,7 @@ def _arm(memory: BoundedMemory, point: str, monkeypatch) -> None:
             if saved is not None:
                 raise Killed
             return saved
+
         monkeypatch.setattr(memory.store, "save_session", save)
     else:
         real_confirm = bounded_mod.confirm_turns
@@ -69,6 +74,7 @@ def _arm(memory: BoundedMemory, point: str, monkeypatch) -> None:
             if memory.turn_id in turns:
                 raise Killed
             return done
+
         monkeypatch.setattr(bounded_mod, "confirm_turns", confirm)
 
 
@@ -100,14 +106,25 @@ def run_scenario(settings, seed: int, point: str, monkeypatch, after_crash=None)
     committed = point in POINTS[2:]
     entries = [e for e in store.logs_for("u", "s") if e.get("turn") == crashed_turn]
     before = store.load_session("u", "s")
-    state = {"window": [m["seq"] for m in before["window"]], "pending": [m["seq"] for m in before["pending"]],
-             "covers": before.get("summary_covers"), "summary": before.get("summary", "")}
+    state = {
+        "window": [m["seq"] for m in before["window"]],
+        "pending": [m["seq"] for m in before["pending"]],
+        "covers": before.get("summary_covers"),
+        "summary": before.get("summary", ""),
+    }
     problems_resume = check_consistency(store, "u", "s", budget=BUDGET)
     memory.rebuild()
     after = store.load_session("u", "s")
-    return {"code": code, "committed": committed, "entries": entries, "before": state, "after": after,
-            "problems_resume": problems_resume, "problems_rebuild": check_consistency(store, "u", "s", budget=BUDGET),
-            "store": store}
+    return {
+        "code": code,
+        "committed": committed,
+        "entries": entries,
+        "before": state,
+        "after": after,
+        "problems_resume": problems_resume,
+        "problems_rebuild": check_consistency(store, "u", "s", budget=BUDGET),
+        "store": store,
+    }
 
 
 @pytest.mark.parametrize("point", POINTS)
@@ -123,7 +140,8 @@ def test_a_turn_killed_at_any_point_loses_no_committed_exchange(settings, point,
         if out["committed"]:
             lost_resume += not (in_summary or not left_window)
             lost_rebuild += out["code"] not in out["after"].get("summary", "") + " ".join(
-                text_of(m) for m in out["after"]["window"])
+                text_of(m) for m in out["after"]["window"]
+            )
         else:
             assert not in_summary, seed  # a turn that never committed never enters the summary
         # --rebuild reproduces the pre-crash state: the same window, pending list and coverage
@@ -139,12 +157,20 @@ def _old_committed_exchanges(session, logs, skip, tokens_of):
     """fold.committed_exchanges as it was before issue 20: a 'pending' entry counted only while it was still in
     the window or the pending list (and no turn ids, no settling at start)."""
     saved = {m.get("seq"): m.get("tokens") for m in [*session.get("window", []), *session.get("pending", [])]}
-    entries = [e for e in logs if e["seq"] not in skip and (
-        e.get("status") in ("ok", "unsummarised") or (e.get("status") == "pending" and e["seq"] in saved))]
+    entries = [
+        e
+        for e in logs
+        if e["seq"] not in skip
+        and (e.get("status") in ("ok", "unsummarised") or (e.get("status") == "pending" and e["seq"] in saved))
+    ]
     exchanges, last = {}, None
     for e in entries:
-        message = {"role": e["role"], "content": e["content"], "tokens": saved.get(e["seq"]) or e.get("tokens")
-                   or tokens_of(text_of(e)), "seq": e["seq"]}
+        message = {
+            "role": e["role"],
+            "content": e["content"],
+            "tokens": saved.get(e["seq"]) or e.get("tokens") or tokens_of(text_of(e)),
+            "seq": e["seq"],
+        }
         target = exchanges.get(e.get("reply_to")) if e["role"] == "assistant" else None
         if target is None and (e["role"] == "user" and starts_exchange(message) or last is None):
             last = exchanges.setdefault(e["seq"], [])
@@ -175,12 +201,14 @@ def test_the_checker_catches_the_loss_the_old_rule_caused(settings, monkeypatch)
 
 # ---- real processes, killed with SIGKILL ---------------------------------------------------------------------
 
+
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(3))
 def test_real_sigkill_mid_chat_loses_no_committed_exchange(seed, tmp_path):
     """A real chat process is SIGKILLed at a random moment of a turn; the next process and --rebuild keep every
     exchange whose reply was printed (a printed reply was committed first)."""
     from _reliability import LiveChat, cli_env, run_chat
+
     from helpers.db.store import open_store
 
     rnd = random.Random(seed)
@@ -196,8 +224,9 @@ def test_real_sigkill_mid_chat_loses_no_committed_exchange(seed, tmp_path):
     finally:
         chat.kill()
     printed = len(chat.replies)
-    resume = run_chat([f"More {i}: what about tacos near Echo Park this week?" for i in range(5)],
-                      "--session-file", sid, env=env)
+    resume = run_chat(
+        [f"More {i}: what about tacos near Echo Park this week?" for i in range(5)], "--session-file", sid, env=env
+    )
     assert resume.returncode == 0, resume.stderr[-2000:]
     store = open_store(load_settings().with_(mongodb_uri=None, db_name=db), fallback=False)
     try:

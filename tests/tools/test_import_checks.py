@@ -12,8 +12,8 @@ import uuid
 
 import pytest
 
-from helpers.db.store import open_store
 from helpers.config import load_settings
+from helpers.db.store import open_store
 from helpers.memory import transcript
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -29,25 +29,51 @@ def line(**turn) -> str:
 
 BAD = {
     "dollar key in a block": [line(role="user", content=[{"type": "text", "text": "hi", "$where": "sleep(1)"}])],
-    "dollar key nested": [line(role="user", content="hi"),
-                          line(role="assistant", content=[{"type": "tool_use", "id": "t1", "name": "x",
-                                                           "input": {"q": {"$where": "1"}}}])],
-    "dotted key": [line(role="user", content="hi"),
-                   line(role="assistant", content=[{"type": "tool_use", "id": "t1", "name": "x",
-                                                    "input": {"a.b": 1}}])],
+    "dollar key nested": [
+        line(role="user", content="hi"),
+        line(
+            role="assistant", content=[{"type": "tool_use", "id": "t1", "name": "x", "input": {"q": {"$where": "1"}}}]
+        ),
+    ],
+    "dotted key": [
+        line(role="user", content="hi"),
+        line(role="assistant", content=[{"type": "tool_use", "id": "t1", "name": "x", "input": {"a.b": 1}}]),
+    ],
     "unknown block type": [line(role="user", content=[{"type": "video", "url": "https://x.test/v.mp4"}])],
-    "fake image": [line(role="user", content=[{"type": "image", "source": {
-        "type": "base64", "media_type": "image/png", "data": base64.b64encode(b"hello").decode()}}])],
-    "image with extra keys": [line(role="user", content=[{"type": "image", "source": {
-        "type": "base64", "media_type": "image/png", "data": PNG, "x": 1}}])],
+    "fake image": [
+        line(
+            role="user",
+            content=[
+                {
+                    "type": "image",
+                    "source": {
+                        "type": "base64",
+                        "media_type": "image/png",
+                        "data": base64.b64encode(b"hello").decode(),
+                    },
+                }
+            ],
+        )
+    ],
+    "image with extra keys": [
+        line(
+            role="user",
+            content=[{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG, "x": 1}}],
+        )
+    ],
     "NUL byte": [line(role="user", content="a\u0000b")],
     "NUL in a speaker": [line(role="user", content="hi", speaker="Al\u0000ice")],
-    "lone surrogate": [line(role="user", content="hi"), line(role="assistant", content="ok"),
-                       '{"role": "user", "content": "bad \\ud800 text"}'],
+    "lone surrogate": [
+        line(role="user", content="hi"),
+        line(role="assistant", content="ok"),
+        '{"role": "user", "content": "bad \\ud800 text"}',
+    ],
     "only assistant turns": [line(role="assistant", content="Hello!"), line(role="assistant", content="Still me.")],
     "blank content": [line(role="user", content="   ")],
-    "the last of 2,000 lines is bad": [line(role=r, content=f"turn {i}") for i in range(1000)
-                                       for r in ("user", "assistant")][:-1] + [line(role="assistant", content=[])],
+    "the last of 2,000 lines is bad": [
+        line(role=r, content=f"turn {i}") for i in range(1000) for r in ("user", "assistant")
+    ][:-1]
+    + [line(role="assistant", content=[])],
 }
 
 
@@ -55,9 +81,13 @@ def snapshot(db_name: str) -> dict:
     """Every document in the test database (logs, sessions, facts, turns …), without Mongo's _id."""
     store = open_store(load_settings().with_(mongodb_uri=None, db_name=db_name), fallback=False)
     try:
-        return {name: sorted((json.dumps({k: v for k, v in d.items() if k != "_id"}, sort_keys=True, default=str)
-                              for d in store.db[name].find()))
-                for name in sorted(store.db.list_collection_names())}
+        return {
+            name: sorted(
+                json.dumps({k: v for k, v in d.items() if k != "_id"}, sort_keys=True, default=str)
+                for d in store.db[name].find()
+            )
+            for name in sorted(store.db.list_collection_names())
+        }
     finally:
         store.close()
 
@@ -115,8 +145,11 @@ def test_the_python_api_checks_the_same_way_and_writes_nothing(settings):
 
     store = mongomock_store()
     memory = BoundedMemory(get_client(settings, max_retries=0), settings, store=store, user_id="u", session_id="s")
-    for bad in ([{"role": "assistant", "content": "hi"}], [*GOOD, {"role": "user", "content": "x\ud800"}],
-                [*GOOD, {"role": "user", "content": [{"type": "text", "text": "x", "a.b": 1}]}]):
+    for bad in (
+        [{"role": "assistant", "content": "hi"}],
+        [*GOOD, {"role": "user", "content": "x\ud800"}],
+        [*GOOD, {"role": "user", "content": [{"type": "text", "text": "x", "a.b": 1}]}],
+    ):
         with pytest.raises(ValueError):
             import_turns(memory, bad)
         assert store.logs.count_documents({}) == 0 and store.sessions.count_documents({}) == 0
@@ -126,9 +159,24 @@ def test_a_real_cli_process_refuses_a_bad_import_in_one_line(tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_text("\n".join(BAD["dollar key in a block"]) + "\n")
     env = {**os.environ, "ANTHROPIC_API_KEY": "", "MONGODB_URI": ""}
-    proc = subprocess.run([sys.executable, "-m", "helpers.chat", "--stage", "vector", "--session-file",
-                           str(tmp_path / ".sid"), "--import", str(path)], capture_output=True, text=True,
-                          cwd=ROOT, env=env, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "helpers.chat",
+            "--stage",
+            "vector",
+            "--session-file",
+            str(tmp_path / ".sid"),
+            "--import",
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+    )
     assert proc.returncode == 2 and proc.stdout == ""
     assert len(proc.stderr.strip().splitlines()) == 1 and "$where" in proc.stderr, proc.stderr
 
@@ -136,17 +184,30 @@ def test_a_real_cli_process_refuses_a_bad_import_in_one_line(tmp_path):
 def test_a_long_import_leaves_nothing_out_of_the_summary(settings):
     """Every imported turn that leaves the window is in the summary: batched summary calls, each within the
     pending bound (a small bound here makes 160 turns need many calls; `scripts`' 3,000-turn run is the same)."""
+    from test_sanitiser import HashEmbedder
+
     from helpers.db.store import mongomock_store
     from helpers.llm import get_client
     from helpers.memory import VectorMemory
     from helpers.memory.importer import import_turns
-    from test_sanitiser import HashEmbedder
 
     store = mongomock_store()
-    memory = VectorMemory(get_client(settings, max_retries=0), settings, store=store, user_id="u", session_id="s",
-                          embedder=HashEmbedder(), budget=200, pending_max_count=10, check_retention=False)
-    turns = [{"role": r, "content": f"Day {i}: my locker code is {4400 + i}." if r == "user" else f"Noted, day {i}."}
-             for i in range(80) for r in ("user", "assistant")]
+    memory = VectorMemory(
+        get_client(settings, max_retries=0),
+        settings,
+        store=store,
+        user_id="u",
+        session_id="s",
+        embedder=HashEmbedder(),
+        budget=200,
+        pending_max_count=10,
+        check_retention=False,
+    )
+    turns = [
+        {"role": r, "content": f"Day {i}: my locker code is {4400 + i}." if r == "user" else f"Noted, day {i}."}
+        for i in range(80)
+        for r in ("user", "assistant")
+    ]
     result = import_turns(memory, turns)
     covered = result["summary_covers"]["count"]
     assert result["imported"] == 160 and result["pending"] == 0 and result["unsummarised"] == 0
@@ -160,17 +221,21 @@ def test_a_long_import_leaves_nothing_out_of_the_summary(settings):
 def test_a_transcript_that_opens_with_the_other_side_imports_and_the_window_starts_with_the_user(settings, stage):
     """A real conversation may open with the other speaker (LoCoMo's often do): the import takes it, that turn is
     logged and kept in memory, and the request still starts with a user message, as the Messages API needs."""
+    from test_sanitiser import HashEmbedder
+
     from helpers.db.store import mongomock_store
     from helpers.llm import get_client
     from helpers.memory import BoundedMemory, VectorMemory
     from helpers.memory.importer import import_turns
-    from test_sanitiser import HashEmbedder
 
     store = mongomock_store()
     kind, extra = (VectorMemory, {"embedder": HashEmbedder()}) if stage == "vector" else (BoundedMemory, {})
     memory = kind(get_client(settings, max_retries=0), settings, store=store, user_id="u", session_id="s", **extra)
-    turns = [{"role": "assistant", "content": "Hey Ana! My sister's cat is called Miso."}, *GOOD,
-             {"role": "user", "content": "What should I pack for Denver?"}]
+    turns = [
+        {"role": "assistant", "content": "Hey Ana! My sister's cat is called Miso."},
+        *GOOD,
+        {"role": "user", "content": "What should I pack for Denver?"},
+    ]
     result = import_turns(memory, turns)
     assert result["imported"] == 4 and store.logs.count_documents({}) == 4
     request = memory.build_request("And what was the name of the cat?")

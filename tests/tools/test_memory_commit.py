@@ -13,19 +13,23 @@ from collections import Counter
 import anthropic
 import httpx2
 import pytest
+from _reliability import CHAT, FILLER, ROOT, cli_env
 from pymongo.errors import AutoReconnect
 
-from _reliability import CHAT, FILLER, ROOT, cli_env
 from helpers import prompts
-from helpers.tools.consistency import check_consistency
+from helpers.db.store import mongomock_store
 from helpers.llm import get_client, offline_transport
 from helpers.memory import BoundedMemory, SessionConflict, VectorMemory
 from helpers.offline import OfflineModel, OfflineTransport
-from helpers.db.store import mongomock_store
 from helpers.tokens import text_tokens
+from helpers.tools.consistency import check_consistency
 
-TURNS = ["Hi! My name is Maya and I live in Portland.", "My flight number is UA1432.",
-         *(FILLER.format(i=i) for i in range(4)), "My sister Priya lives in Pasadena."]
+TURNS = [
+    "Hi! My name is Maya and I live in Portland.",
+    "My flight number is UA1432.",
+    *(FILLER.format(i=i) for i in range(4)),
+    "My sister Priya lives in Pasadena.",
+]
 
 
 def _vector(client, settings, store, **kw) -> VectorMemory:
@@ -35,9 +39,16 @@ def _vector(client, settings, store, **kw) -> VectorMemory:
 
 def _task_calls(client) -> Counter:
     """Model calls per task (chat, summary, extraction, reconcile), from the requests the transport saw."""
-    names = {prompts.SUMMARY_TASK: "summary", prompts.EXTRACTION_TASK: "extraction", prompts.RECONCILE_TASK: "reconcile"}
-    return Counter(names.get(body.get("system"), "chat") for path, body in offline_transport(client).requests
-                   if path.endswith("/v1/messages"))
+    names = {
+        prompts.SUMMARY_TASK: "summary",
+        prompts.EXTRACTION_TASK: "extraction",
+        prompts.RECONCILE_TASK: "reconcile",
+    }
+    return Counter(
+        names.get(body.get("system"), "chat")
+        for path, body in offline_transport(client).requests
+        if path.endswith("/v1/messages")
+    )
 
 
 def _fail_saves(store, per_turn: int) -> dict:
@@ -74,7 +85,9 @@ def test_side_effects_happen_once_per_committed_exchange_under_forced_conflicts(
     assert calls_clean["summary"] > 0 and calls_clean["extraction"] > len(TURNS)
     # old code: every conflict re-ran the summary merge and the fact extraction (4x the calls)
     assert calls_conflicted == calls_clean
-    assert docs_conflicted["kinds"] == docs_clean["kinds"] and docs_clean["kinds"]["episode"] == 2 * len(TURNS)  # one per turn
+    assert docs_conflicted["kinds"] == docs_clean["kinds"] and docs_clean["kinds"]["episode"] == 2 * len(
+        TURNS
+    )  # one per turn
     assert check_consistency(memory.store, "maya", "s1", budget=60) == []
 
 
@@ -132,6 +145,7 @@ def test_non_retryable_extraction_errors_are_not_retried_forever(settings):
 
 # ---------------------------------------------------------------------------- live token counts
 
+
 class ScaledCounts(httpx2.BaseTransport):
     """A stand-in for the live API whose token counts are 1.5x the local BPE's (usage and count_tokens)."""
 
@@ -151,21 +165,35 @@ class ScaledCounts(httpx2.BaseTransport):
 
 
 def test_live_token_counts_come_from_the_api_and_budgets_hold(settings):
-    client = anthropic.Anthropic(api_key="live-stand-in", base_url="http://live.invalid", max_retries=0,
-                                 http_client=httpx2.Client(transport=ScaledCounts()))
+    client = anthropic.Anthropic(
+        api_key="live-stand-in",
+        base_url="http://live.invalid",
+        max_retries=0,
+        http_client=httpx2.Client(transport=ScaledCounts()),
+    )
     store = mongomock_store()
     memory = _vector(client, settings, store, budget=400, memory_budget=160)
-    memory.long_term.facts.add_facts("maya", [f"The user wants to visit museum number {i} in Los Angeles." for i in range(12)])
+    memory.long_term.facts.add_facts(
+        "maya", [f"The user wants to visit museum number {i} in Los Angeles." for i in range(12)]
+    )
     for text in ["Which museum should I visit first in Los Angeles?", "And after that museum, where should we eat?"]:
         memory.turn(text)
         block = memory.recall.block
         assert block and text_tokens(client, memory.model, block) <= 160  # old code packed by the local BPE: ~1.5x
-    window = [{"role": m["role"], "content": m["content"], "tokens": m["tokens"]}
-              for m in store.load_session("maya", "s1")["window"]]
+    window = [
+        {"role": m["role"], "content": m["content"], "tokens": m["tokens"]}
+        for m in store.load_session("maya", "s1")["window"]
+    ]
     stored = sum(m["tokens"] for m in window)
-    empty = client.messages.count_tokens(model=memory.model, messages=[{"role": "user", "content": "."}]).input_tokens - 1
-    real = client.messages.count_tokens(model=memory.model, messages=[
-        {"role": m["role"], "content": m["content"]} for m in window]).input_tokens - empty
+    empty = (
+        client.messages.count_tokens(model=memory.model, messages=[{"role": "user", "content": "."}]).input_tokens - 1
+    )
+    real = (
+        client.messages.count_tokens(
+            model=memory.model, messages=[{"role": m["role"], "content": m["content"]} for m in window]
+        ).input_tokens
+        - empty
+    )
     # within the last reply's framing (counted with the next user turn); old code: each user message also
     # absorbed the memory block's local-BPE miscount (+0.5x the block, ~45 tokens per turn)
     assert abs(stored - real) <= 10 and stored <= 400, (stored, real)
@@ -187,8 +215,12 @@ class CountsOverReport(httpx2.BaseTransport):
 def test_a_negative_token_difference_is_measured_not_clamped(settings):
     from helpers.offline import count_text_tokens
 
-    client = anthropic.Anthropic(api_key="live-stand-in", base_url="http://live.invalid", max_retries=0,
-                                 http_client=httpx2.Client(transport=CountsOverReport()))
+    client = anthropic.Anthropic(
+        api_key="live-stand-in",
+        base_url="http://live.invalid",
+        max_retries=0,
+        http_client=httpx2.Client(transport=CountsOverReport()),
+    )
     memory = BoundedMemory(client, settings, store=mongomock_store(), user_id="u1", session_id="s1", budget=400)
     text = "Where should we eat tonight?"
     result = memory.turn(text)
@@ -204,6 +236,7 @@ def test_tokens_module_does_not_load_the_offline_model():
 
 # ---------------------------------------------------------------------------- rebuild beside live writers
 
+
 class SlowSummary(httpx2.BaseTransport):
     """The offline model, with summary calls that take 0.3 s."""
 
@@ -217,8 +250,9 @@ class SlowSummary(httpx2.BaseTransport):
 
 
 @pytest.mark.slow
-def test_rebuild_during_live_turns_from_other_processes_loses_and_duplicates_nothing(local_store_session, tmp_path,
-                                                                                     settings):
+def test_rebuild_during_live_turns_from_other_processes_loses_and_duplicates_nothing(
+    local_store_session, tmp_path, settings
+):
     db = f"rel_rebuild_{uuid.uuid4().hex[:10]}"
     sid_file = tmp_path / "sid"
     sid_file.write_text("shared\n")
@@ -227,15 +261,26 @@ def test_rebuild_during_live_turns_from_other_processes_loses_and_duplicates_not
     for p in range(2):
         lines = [f"Process {p} turn {i}: " + FILLER.format(i=i) for i in range(25)]
         texts += lines
-        procs.append(subprocess.Popen([*CHAT, "--session-file", str(sid_file), "--user", "u", "--budget", "200"],
-                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                      cwd=ROOT, env=env))
+        procs.append(
+            subprocess.Popen(
+                [*CHAT, "--session-file", str(sid_file), "--user", "u", "--budget", "200"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=ROOT,
+                env=env,
+            )
+        )
         procs[-1].stdin.write(("\n".join(lines) + "\n").encode())
         procs[-1].stdin.close()
     store = local_store_session.with_db(db)
     # the rebuilding process's summary model takes 0.3 s a call, as a live one does: live turns land meanwhile
-    slow = anthropic.Anthropic(api_key="test", base_url="http://offline.invalid", max_retries=0,
-                               http_client=httpx2.Client(transport=SlowSummary()))
+    slow = anthropic.Anthropic(
+        api_key="test",
+        base_url="http://offline.invalid",
+        max_retries=0,
+        http_client=httpx2.Client(transport=SlowSummary()),
+    )
     rebuilder = BoundedMemory(slow, settings, store=store, user_id="u", session_id="shared", budget=200)
     rebuilds = given_up = 0
     try:
@@ -264,8 +309,10 @@ def test_rebuild_during_live_turns_from_other_processes_loses_and_duplicates_not
         # old code: an exchange committed during a rebuild was wiped from the window while its log said "ok"
         assert covered + len(session["window"]) + len(session.get("pending", [])) == len(logs)
         assert check_consistency(store, "u", "shared", budget=200) == []
-        print(f"\n{rebuilds} rebuilds ({given_up} gave up, {rebuilder.stats['conflicts']} version conflicts re-applied) "
-              "during 2 x 25 live turns: 0 lost, 0 duplicated")
+        print(
+            f"\n{rebuilds} rebuilds ({given_up} gave up, {rebuilder.stats['conflicts']} version conflicts re-applied) "
+            "during 2 x 25 live turns: 0 lost, 0 duplicated"
+        )
     finally:
         for proc in procs:
             if proc.poll() is None:

@@ -7,14 +7,14 @@ from __future__ import annotations
 import time
 
 import pytest
+from _reliability import FILLER, cli_env, model_requests, record_sleeps, run_chat
 
-from _reliability import FILLER, model_requests, record_sleeps, run_chat, cli_env
 from helpers.config import load_settings
-from helpers.tools.consistency import check_consistency
+from helpers.db.store import mongomock_store
 from helpers.llm import get_client, offline_transport
 from helpers.memory import BoundedMemory, TurnError
 from helpers.offline import FaultPlan
-from helpers.db.store import mongomock_store
+from helpers.tools.consistency import check_consistency
 
 KINDS = ["429", "529", "500", "timeout", "connect"]
 EXPLAINED = {  # what the user is told, per fault kind (helpers.memory.explain)
@@ -36,6 +36,7 @@ def bounded(client, settings, store, budget=300, **kw):
 
 
 # ---------------------------------------------------------------------------- the SDK's retry, observed
+
 
 def test_retry_after_ms_is_honoured_in_real_time():
     """Two 429s: the waits follow the server's retry-after-ms, not the SDK's default backoff (0.375-0.5 s, then
@@ -97,7 +98,7 @@ def test_backoff_is_exponential_with_jitter_and_bounded(settings, monkeypatch):
     with pytest.raises(TurnError, match="could not reach the model"):
         memory.turn("hello")
     assert len(model_requests(client)) == 7 and len(slept) == 6
-    nominal = [min(0.5 * 2 ** n, 8.0) for n in range(6)]
+    nominal = [min(0.5 * 2**n, 8.0) for n in range(6)]
     factors = [s / n for s, n in zip(slept, nominal)]
     assert all(0.75 <= f <= 1.0 for f in factors), slept
     assert len({round(f, 9) for f in factors}) > 1, "no jitter: every wait was the same fraction of its nominal"
@@ -152,6 +153,7 @@ def test_prompt_too_long_keeps_turn_and_session(settings):
 
 
 # ---------------------------------------------------------------------------- summary / extraction faults
+
 
 def _accounted(store) -> tuple[set, set]:
     """(ok log seqs, seqs the session accounts for: window + pending + summary coverage range)."""

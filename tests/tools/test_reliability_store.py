@@ -18,16 +18,16 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 from _reliability import CHAT, FILLER, ROOT, LiveChat, cli_env, run_chat
-from helpers.db import store as store_mod
+
 from helpers.config import load_settings
-from helpers.tools.consistency import check_consistency
+from helpers.db import store as store_mod
+from helpers.db.processes import pid_running
+from helpers.db.server import ensure_local_server, local_server_status, stop_local_server
+from helpers.db.store import Store, open_store
 from helpers.llm import get_client, offline_transport
 from helpers.memory import BoundedMemory, TurnError
-from helpers.db.server import ensure_local_server, local_server_status, stop_local_server
-from helpers.db.processes import pid_running
-from helpers.db.store import Store, open_store
+from helpers.tools.consistency import check_consistency
 
 
 def _db(prefix: str) -> str:
@@ -60,6 +60,7 @@ def scratch_server(tmp_path_factory):
 
 # ---------------------------------------------------------------------------- unreachable at start
 
+
 def test_unreachable_mongodb_uri_at_start_is_a_clear_error_exit_2(tmp_path):
     env = cli_env(MONGODB_URI="mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=300")
     out = run_chat(["hello"], "--session-file", str(tmp_path / "sid"), env=env, timeout=60)
@@ -71,6 +72,7 @@ def test_unreachable_mongodb_uri_at_start_is_a_clear_error_exit_2(tmp_path):
 
 
 # ---------------------------------------------------------------------------- the local server dies
+
 
 @pytest.mark.slow
 def test_local_server_dies_mid_turn_then_next_turn_restarts_it(scratch_server, monkeypatch):
@@ -138,6 +140,7 @@ def test_local_server_killed_between_turns_cli_carries_on(scratch_server, tmp_pa
 
 # ---------------------------------------------------------------------------- SIGKILL mid-turn
 
+
 @pytest.mark.slow
 def test_processes_killed_mid_turn_leave_logs_and_session_consistent(local_store_session, tmp_path):
     db = _db("rel_kill")
@@ -175,6 +178,7 @@ def test_processes_killed_mid_turn_leave_logs_and_session_consistent(local_store
 
 # ---------------------------------------------------------------------------- concurrency
 
+
 @pytest.mark.slow
 @pytest.mark.parametrize("n_procs, n_turns", [(3, 30), (2, 50)])  # (2, 50): issue 4's acceptance
 def test_concurrent_cli_processes_on_one_session(local_store_session, tmp_path, n_procs, n_turns):
@@ -186,9 +190,14 @@ def test_concurrent_cli_processes_on_one_session(local_store_session, tmp_path, 
     for p in range(n_procs):
         lines = [f"Process {p} turn {i}: " + FILLER.format(i=i) for i in range(n_turns)]
         texts += lines
-        proc = subprocess.Popen([*CHAT, "--session-file", str(sid_file), "--user", "u", "--budget", "200", "--stats"],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
-                                env=env)
+        proc = subprocess.Popen(
+            [*CHAT, "--session-file", str(sid_file), "--user", "u", "--budget", "200", "--stats"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=ROOT,
+            env=env,
+        )
         proc.stdin.write(("\n".join(lines) + "\n").encode())  # fits the pipe buffer: all start at once
         proc.stdin.close()
         procs.append(proc)
@@ -216,8 +225,10 @@ def test_concurrent_cli_processes_on_one_session(local_store_session, tmp_path, 
         covered = (session.get("summary_covers") or {}).get("count", 0)
         assert covered + len(session["window"]) + len(session.get("pending", [])) == len(logs)
         assert check_consistency(store, "u", "shared-session", budget=200) == []
-        print(f"\n{n_procs} processes x {n_turns} turns: {len(logs)} log entries, lost 0, duplicates 0, "
-              f"version-guard conflicts {conflicts} (retried), per process {[s['conflicts'] for s in stats]}")
+        print(
+            f"\n{n_procs} processes x {n_turns} turns: {len(logs)} log entries, lost 0, duplicates 0, "
+            f"version-guard conflicts {conflicts} (retried), per process {[s['conflicts'] for s in stats]}"
+        )
     finally:
         store.client.drop_database(db)
 
@@ -275,8 +286,18 @@ KERNEL = textwrap.dedent("""
 def test_two_kernels_hold_the_embedded_store_at_once(local_store_session):
     db = _db("rel_kernels")
     env = cli_env(GTE_DB_NAME=db)
-    kernels = [subprocess.Popen([sys.executable, "-c", KERNEL, name], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, cwd=ROOT, env=env, text=True) for name in ("a", "b")]
+    kernels = [
+        subprocess.Popen(
+            [sys.executable, "-c", KERNEL, name],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=ROOT,
+            env=env,
+            text=True,
+        )
+        for name in ("a", "b")
+    ]
     store = local_store_session.with_db(db)
     try:
         assert [k.stdout.readline().strip() for k in kernels] == ["ready local", "ready local"]  # both hold it open
@@ -297,6 +318,7 @@ def test_two_kernels_hold_the_embedded_store_at_once(local_store_session):
 
 
 # ---------------------------------------------------------------------------- load
+
 
 def test_load_benchmark_runs_concurrent_sessions_without_errors(capsys):
     from helpers import bench

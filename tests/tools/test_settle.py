@@ -11,8 +11,9 @@ from helpers.tools.settle import settle_failed_turn
 
 def _exchange(store, text: str, turn: str, status: str = "pending") -> tuple[int, int]:
     user = store.append_log("u", "s", "user", text, status=status, extra={"turn": turn})
-    reply = store.append_log("u", "s", "assistant", f"reply to {text}", status=status, reply_to=user,
-                             extra={"turn": turn})
+    reply = store.append_log(
+        "u", "s", "assistant", f"reply to {text}", status=status, reply_to=user, extra={"turn": turn}
+    )
     return user, reply
 
 
@@ -22,8 +23,10 @@ def _statuses(store) -> dict[int, str]:
 
 def _commit(store, seqs, text, turn):
     session = store.load_session("u", "s")
-    window = [{"role": "user", "content": text, "seq": seqs[0], "tokens": 3, "turn": turn},
-              {"role": "assistant", "content": f"reply to {text}", "seq": seqs[1], "tokens": 4, "turn": turn}]
+    window = [
+        {"role": "user", "content": text, "seq": seqs[0], "tokens": 3, "turn": turn},
+        {"role": "assistant", "content": f"reply to {text}", "seq": seqs[1], "tokens": 4, "turn": turn},
+    ]
     store.save_session("u", "s", session["version"], {"window": window, "commits": [turn]})
 
 

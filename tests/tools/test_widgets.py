@@ -7,10 +7,10 @@ import warnings
 import pytest
 
 from helpers.config import load_settings
+from helpers.db.store import mongomock_store
 from helpers.llm import get_client, offline_transport
 from helpers.memory import BoundedMemory, EmptyMessageError, HistoryMemory, TurnResult
 from helpers.pricing import CostLedger, cost_of
-from helpers.db.store import mongomock_store
 from helpers.tools.widget import ChatWidget, gauge_html
 from helpers.tools.widget.render import cost_html, log_html, retrieved_html, summary_html, window_html
 
@@ -30,8 +30,15 @@ def client(settings):
 
 def bounded(client, settings, **kw):
     kw.setdefault("budget", 80)
-    return BoundedMemory(client, settings, store=mongomock_store(), user_id="u1", session_id="s1",
-                         ledger=kw.pop("ledger", CostLedger()), **kw)
+    return BoundedMemory(
+        client,
+        settings,
+        store=mongomock_store(),
+        user_id="u1",
+        session_id="s1",
+        ledger=kw.pop("ledger", CostLedger()),
+        **kw,
+    )
 
 
 def chat_calls(client) -> int:
@@ -59,8 +66,17 @@ class StubMemory:
         return TurnResult(f"echo: {text}", 10, 2, "end_turn", {}, self.stage)
 
     def state(self):
-        return {"stage": self.stage, "summary": "", "retention": None, "window": [], "window_tokens": 0,
-                "budget": None, "memories": [], "retrieved": [], **self._state}
+        return {
+            "stage": self.stage,
+            "summary": "",
+            "retention": None,
+            "window": [],
+            "window_tokens": 0,
+            "budget": None,
+            "memories": [],
+            "retrieved": [],
+            **self._state,
+        }
 
 
 def stub_widget(**kw):
@@ -73,9 +89,16 @@ def stub_widget(**kw):
 def test_css_classes_and_display():
     w, _ = stub_widget()
     assert "gte-chat" in w._dom_classes
-    parts = {"gte-log": w.log_view, "gte-input": w.input, "gte-send": w.send_button, "gte-summary": w.summary_view,
-             "gte-window": w.window_view, "gte-gauge": w.gauge_view, "gte-retrieved": w.retrieved_view,
-             "gte-cost": w.cost_view}
+    parts = {
+        "gte-log": w.log_view,
+        "gte-input": w.input,
+        "gte-send": w.send_button,
+        "gte-summary": w.summary_view,
+        "gte-window": w.window_view,
+        "gte-gauge": w.gauge_view,
+        "gte-retrieved": w.retrieved_view,
+        "gte-cost": w.cost_view,
+    }
     for css, part in parts.items():
         assert css in part._dom_classes
     assert "application/vnd.jupyter.widget-view+json" in w._repr_mimebundle_()
@@ -107,7 +130,7 @@ def test_send_updates_log_and_every_panel(client, settings):
     assert "gte-gauge-summary" in w.gauge_view.value and "window budget" in w.gauge_view.value
     # cost: every ledger entry of the last turn (chat + summary + extraction)
     entries = memory.ledger.entries
-    last_turn = entries[[i for i, e in enumerate(entries) if e.purpose == "chat"][-1]:]
+    last_turn = entries[[i for i, e in enumerate(entries) if e.purpose == "chat"][-1] :]
     assert {e.purpose for e in last_turn} >= {"chat", "summary"}
     assert f"${sum(e.cost_usd for e in last_turn):.6f}" in w.cost_view.value
     assert f"{results[-1].input_tokens:,} input + {results[-1].output_tokens:,} output" in w.cost_view.value
@@ -132,12 +155,12 @@ def test_in_a_kernel_loop_enter_waits_for_the_last_keystrokes(client, settings):
     w = ChatWidget(bounded(client, settings))
 
     async def scenario():
-        w.input.value = "What is my fav"                     # the keystrokes synced so far
+        w.input.value = "What is my fav"  # the keystrokes synced so far
         w.input._handle_custom_msg({"event": "submit"}, [])  # Enter overtakes the rest
-        w.send_button.click()                                # a second request while waiting is ignored
+        w.send_button.click()  # a second request while waiting is ignored
         assert w.send_button.disabled and w.input.disabled and lines(w, "user") == 0
         await asyncio.sleep(0.05)
-        w.input.value = "What is my favorite color?"         # the buffered update arrives
+        w.input.value = "What is my favorite color?"  # the buffered update arrives
         for _ in range(100):
             await asyncio.sleep(0.05)
             if lines(w, "assistant"):
@@ -235,10 +258,19 @@ def test_cost_line_shows_the_turns_cache_reads_and_writes_from_the_ledger():
             self.ledger = CostLedger()
 
         def turn(self, text):
-            self.ledger.record("chat", self.model, {"input_tokens": 10, "output_tokens": 2,
-                                                    "cache_creation_input_tokens": 90, "cache_read_input_tokens": 4500})
-            self.ledger.record("summary", self.model, {"input_tokens": 300, "output_tokens": 40,
-                                                       "cache_read_input_tokens": 1000})
+            self.ledger.record(
+                "chat",
+                self.model,
+                {
+                    "input_tokens": 10,
+                    "output_tokens": 2,
+                    "cache_creation_input_tokens": 90,
+                    "cache_read_input_tokens": 4500,
+                },
+            )
+            self.ledger.record(
+                "summary", self.model, {"input_tokens": 300, "output_tokens": 40, "cache_read_input_tokens": 1000}
+            )
             return super().turn(text)
 
     holder: list = []
@@ -261,8 +293,15 @@ def test_bounded_summary_appears_once_the_window_trims(client, settings):
 
 
 def test_unsummarised_turns_show_a_warning_in_the_summary_panel(client, settings):
-    w, _ = stub_widget(state={"stage": "bounded", "summary": "Maya lives in Portland.", "budget": 80,
-                              "unsummarised": 6, "summary_warning": "summary merge failed and will not be retried"})
+    w, _ = stub_widget(
+        state={
+            "stage": "bounded",
+            "summary": "Maya lives in Portland.",
+            "budget": 80,
+            "unsummarised": 6,
+            "summary_warning": "summary merge failed and will not be retried",
+        }
+    )
     html = w.summary_view.value
     assert "gte-summary-warning" in html and "6 message(s) unsummarised" in html and "will not be retried" in html
     quiet, _ = stub_widget(state={"stage": "bounded", "summary": "Maya lives in Portland.", "budget": 80})
@@ -277,8 +316,10 @@ def test_text_is_html_escaped(client, settings):
 
 
 def test_retrieved_memories_are_listed():
-    retrieved = [{"text": "The user's favorite color is teal.", "kind": "fact", "score": 0.91},
-                 {"text": "Talked about <Griffith Park>.", "kind": "episode", "created_at": "2026-01-02T03:04:05"}]
+    retrieved = [
+        {"text": "The user's favorite color is teal.", "kind": "fact", "score": 0.91},
+        {"text": "Talked about <Griffith Park>.", "kind": "episode", "created_at": "2026-01-02T03:04:05"},
+    ]
     w, _ = stub_widget(state={"stage": "vector", "retrieved": retrieved, "memories": retrieved})
     html = w.retrieved_view.value
     assert "favorite color is teal" in html and "[fact]" in html and "score 0.91" in html
@@ -290,8 +331,17 @@ def test_retrieved_memories_are_listed():
 def test_retrieved_panel_counts_ranked_above_the_floor_sent_and_stored():
     retrieved = [{"text": f"memory {i}", "kind": "episode", "similarity": 0.5} for i in range(3)]
     facts = [{"text": "The user's name is Maya.", "kind": "fact"}]
-    html = retrieved_html({"stage": "vector", "retrieved": retrieved, "memories": facts, "stored_turns": 24,
-                           "ranked": 14, "above_floor": 9, "min_similarity": 0.1})
+    html = retrieved_html(
+        {
+            "stage": "vector",
+            "retrieved": retrieved,
+            "memories": facts,
+            "stored_turns": 24,
+            "ranked": 14,
+            "above_floor": 9,
+            "min_similarity": 0.1,
+        }
+    )
     assert "14 ranked, 9 at or above the floor 0.10, 3 sent in the last request" in html  # one search, in order
     assert "relevance floor: similarity 0.10" in html
     assert "1 stored facts + 24 stored turns: what retrieval searches" in html  # stored, not retrieved
@@ -324,19 +374,30 @@ def test_gauge_html_scales_to_the_budget():
 
 
 def test_retrieved_panel_shows_similarity_not_the_fused_rank_score():
-    retrieved = [{"text": "My sister Priya lives in Pasadena.", "kind": "episode", "score": 0.0245, "similarity": 0.71},
-                 {"text": "She is a nurse.", "kind": "episode", "score": 0.0}]
+    retrieved = [
+        {"text": "My sister Priya lives in Pasadena.", "kind": "episode", "score": 0.0245, "similarity": 0.71},
+        {"text": "She is a nurse.", "kind": "episode", "score": 0.0},
+    ]
     w, _ = stub_widget(state={"stage": "vector", "retrieved": retrieved})
     html = w.retrieved_view.value
     assert "similarity 0.71" in html and "0.02" not in html and "neighbour of a hit" in html
 
 
 def test_gauge_shows_the_context_budget_split():
-    gauge = {"system": 50, "summary": 0, "memories": 1200, "window": 700, "budget": 2000, "memory_cap": 1500,
-             "evidence": "strong"}
+    gauge = {
+        "system": 50,
+        "summary": 0,
+        "memories": 1200,
+        "window": 700,
+        "budget": 2000,
+        "memory_cap": 1500,
+        "evidence": "strong",
+    }
     html = gauge_html(gauge)
     widths = {m[0]: float(m[1]) for m in re.findall(r'gte-gauge-(\w+)" title="[^"]*" style="width:([\d.]+)%', html)}
-    assert widths["memories"] == pytest.approx(100 * 1200 / 2500, abs=0.01)  # the budget covers memories + window (2,050 rounded up)
+    assert widths["memories"] == pytest.approx(
+        100 * 1200 / 2500, abs=0.01
+    )  # the budget covers memories + window (2,050 rounded up)
     assert "memories 1,200 (up to 1,500, strong evidence)" in html and "context budget" in html
     assert "window 700 / 2,000" not in html
 
@@ -378,8 +439,9 @@ def test_long_log_says_older_messages_are_above():
 
 def test_summary_panel_lists_lost_facts_and_says_n_a_when_nothing_was_checked():
     lost = ["The user is allergic to peanuts.", "The user's dog is named Biscuit."]
-    w, _ = stub_widget(state={"summary": "The user likes teal.", "summary_tokens": 6, "retention": 1 / 3,
-                              "missing": lost})
+    w, _ = stub_widget(
+        state={"summary": "The user likes teal.", "summary_tokens": 6, "retention": 1 / 3, "missing": lost}
+    )
     w.refresh()
     assert "retention 33%" in w.summary_view.value and "gte-lost" in w.summary_view.value
     assert all(f"<li>{fact.replace(chr(39), '&#x27;')}</li>" in w.summary_view.value for fact in lost)
@@ -398,13 +460,15 @@ def test_gauge_counts_the_system_prompt_before_the_first_message(client, setting
 
 # ---------------------------------------------------------------------------- render: plain data in, HTML out
 
+
 def test_render_functions_need_no_widget_and_escape_what_they_show():
     log = log_html([("user", "<b>hi</b>"), ("assistant", "hello & welcome")])
     assert "&lt;b&gt;hi&lt;/b&gt;" in log and "hello &amp; welcome" in log and "<b>hi</b>" not in log
     assert log.count('class="gte-msg ') == 2 and "gte-log-count" not in log  # the count shows only past 6 lines
     assert "No messages yet." in log_html([])
-    window = window_html({"window": [{"role": "user", "text": "x" * 500, "tokens": 120}], "window_tokens": 120,
-                          "budget": 300})
+    window = window_html(
+        {"window": [{"role": "user", "text": "x" * 500, "tokens": 120}], "window_tokens": 120, "budget": 300}
+    )
     assert "Window: 1 messages, 120 tokens (budget 300)" in window and "x" * 159 + "…" in window
     assert "x" * 160 not in window
 
@@ -413,15 +477,34 @@ def test_cost_panel_splits_a_turn_by_purpose_only_when_it_made_several_calls():
     assert "no turn yet" in cost_html(None, 0.0)
     one = cost_html({"cost": 0.002, "by_purpose": {"chat": 0.002}, "input_tokens": 1500, "output_tokens": 40}, 0.01)
     assert "$0.002000" in one and "chat $" not in one and "1,500 input + 40 output" in one and "$0.010000" in one
-    two = cost_html({"cost": 0.003, "by_purpose": {"chat": 0.002, "summary": 0.001}, "input_tokens": 10,
-                     "output_tokens": 2}, 0.003)
+    two = cost_html(
+        {"cost": 0.003, "by_purpose": {"chat": 0.002, "summary": 0.001}, "input_tokens": 10, "output_tokens": 2}, 0.003
+    )
     assert "chat $0.002000 + summary $0.001000" in two
     assert "n/a (no price" in cost_html({"cost": None, "by_purpose": {}, "input_tokens": 1, "output_tokens": 1}, 0.0)
     assert "prompt cache" not in one  # no cache fields, or zeros: no cache line
-    assert "prompt cache" not in cost_html({"cost": 0.0, "by_purpose": {}, "input_tokens": 1, "output_tokens": 1,
-                                            "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}, 0.0)
-    cached = cost_html({"cost": 0.001, "by_purpose": {"chat": 0.001}, "input_tokens": 12, "output_tokens": 40,
-                        "cache_read_input_tokens": 4800, "cache_creation_input_tokens": 130}, 0.001)
+    assert "prompt cache" not in cost_html(
+        {
+            "cost": 0.0,
+            "by_purpose": {},
+            "input_tokens": 1,
+            "output_tokens": 1,
+            "cache_read_input_tokens": 0,
+            "cache_creation_input_tokens": 0,
+        },
+        0.0,
+    )
+    cached = cost_html(
+        {
+            "cost": 0.001,
+            "by_purpose": {"chat": 0.001},
+            "input_tokens": 12,
+            "output_tokens": 40,
+            "cache_read_input_tokens": 4800,
+            "cache_creation_input_tokens": 130,
+        },
+        0.001,
+    )
     assert "prompt cache: 4,800 read + 130 written tokens" in cached
 
 
@@ -432,18 +515,31 @@ def test_summary_and_memory_panels_say_why_they_are_empty():
     assert "nothing retrieved for the last turn" in retrieved_html({"stage": "vector"})
 
 
-
 def test_your_turn_chat_brings_an_early_fact_back_through_retrieval_not_the_summary(client, settings):
     """07's "your turn" elephant (window 80, summary capped at 40 tokens): a fact told early is asked for in other
     words after some chat; it has left the summary and comes back in the retrieved panel."""
     from helpers.memory import VectorMemory
 
-    memory = VectorMemory(client, settings, store=mongomock_store(), user_id="reader", session_id="chat", budget=80,
-                          summary_max_tokens=40, ledger=CostLedger())
+    memory = VectorMemory(
+        client,
+        settings,
+        store=mongomock_store(),
+        user_id="reader",
+        session_id="chat",
+        budget=80,
+        summary_max_tokens=40,
+        ledger=CostLedger(),
+    )
     w = ChatWidget(memory)
-    for text in [*SCRIPT[:2], "My sister Priya lives in Pasadena and she is a nurse.", "Any good tacos near Echo Park?",
-                 "Which beach is nice for a morning walk?", "My cousin Theo works at the Getty Center.",
-                 "I'm vegetarian, so no meat please.", "Is the Griffith Observatory worth it at night?"]:
+    for text in [
+        *SCRIPT[:2],
+        "My sister Priya lives in Pasadena and she is a nurse.",
+        "Any good tacos near Echo Park?",
+        "Which beach is nice for a morning walk?",
+        "My cousin Theo works at the Getty Center.",
+        "I'm vegetarian, so no meat please.",
+        "Is the Griffith Observatory worth it at night?",
+    ]:
         w.send(text)
     result = w.send("Which town is my sister based in?")
     assert "Pasadena" in result.reply
@@ -453,5 +549,7 @@ def test_your_turn_chat_brings_an_early_fact_back_through_retrieval_not_the_summ
     floor = state["min_similarity"]
     assert all(hit["similarity"] is None or hit["similarity"] >= floor for hit in result.retrieved)
     assert len(result.retrieved) <= state["above_floor"] <= state["ranked"]
-    assert (f"{state['ranked']} ranked, {state['above_floor']} at or above the floor {floor:.2f}, "
-            f"{len(result.retrieved)} sent") in w.retrieved_view.value
+    assert (
+        f"{state['ranked']} ranked, {state['above_floor']} at or above the floor {floor:.2f}, "
+        f"{len(result.retrieved)} sent"
+    ) in w.retrieved_view.value

@@ -27,14 +27,32 @@ SEED = 13
 
 # fact id → (who says it, earliest session, latest session); "after:X+n" = at least n sessions after fact X
 SCHEDULE: list[tuple[str, str, object, int]] = [
-    ("pet_adopt", "user", 0, 2), ("pet_clinic", "user", "after:pet_adopt+2", 6), ("hometown", "user", 0, 5),
-    ("job_old", "user", 0, 3), ("job_new", "user", 7, 9), ("instrument", "user", 1, 5), ("allergy", "user", 0, 6),
-    ("fear", "user", 1, 6), ("language", "user", 1, 6), ("car", "user", 0, 6), ("partner_name", "user", 0, 3),
-    ("partner_job", "user", "after:partner_name+2", 7), ("sibling_name", "user", 0, 3),
-    ("sibling_city", "user", "after:sibling_name+2", 8), ("home_old", "user", 0, 3), ("home_new", "user", 6, 9),
-    ("race_signup", "user", 1, 3), ("race_city", "user", "after:race_signup+1", 6), ("race_done", "user", 9, 11),
-    ("band", "user", 2, 8), ("book", "assistant", 1, 7), ("restaurant", "assistant", 1, 7), ("plan", "assistant", 2, 8),
-    ("friend_dog", "assistant", 0, 8), ("other_city", "either", 0, 11), ("other_city", "either", 0, 11),
+    ("pet_adopt", "user", 0, 2),
+    ("pet_clinic", "user", "after:pet_adopt+2", 6),
+    ("hometown", "user", 0, 5),
+    ("job_old", "user", 0, 3),
+    ("job_new", "user", 7, 9),
+    ("instrument", "user", 1, 5),
+    ("allergy", "user", 0, 6),
+    ("fear", "user", 1, 6),
+    ("language", "user", 1, 6),
+    ("car", "user", 0, 6),
+    ("partner_name", "user", 0, 3),
+    ("partner_job", "user", "after:partner_name+2", 7),
+    ("sibling_name", "user", 0, 3),
+    ("sibling_city", "user", "after:sibling_name+2", 8),
+    ("home_old", "user", 0, 3),
+    ("home_new", "user", 6, 9),
+    ("race_signup", "user", 1, 3),
+    ("race_city", "user", "after:race_signup+1", 6),
+    ("race_done", "user", 9, 11),
+    ("band", "user", 2, 8),
+    ("book", "assistant", 1, 7),
+    ("restaurant", "assistant", 1, 7),
+    ("plan", "assistant", 2, 8),
+    ("friend_dog", "assistant", 0, 8),
+    ("other_city", "either", 0, 11),
+    ("other_city", "either", 0, 11),
     ("other_pet", "either", 0, 11),
 ]
 
@@ -80,7 +98,7 @@ class Question:
     category: str
     text: str
     gold: list[list[str]]
-    evidence: list[int]       # indexes into Conversation.turns
+    evidence: list[int]  # indexes into Conversation.turns
     sessions: list[int]
     answer: str | None = None  # real data: the gold answer, scored by its content words (helpers.bench.longmem.locomo)
 
@@ -93,14 +111,15 @@ class Conversation:
     user_id: str
     user: str
     friend: str
-    turns: list[dict] = field(default_factory=list)   # {"role", "content", "ts", "speaker", "session"}
+    turns: list[dict] = field(default_factory=list)  # {"role", "content", "ts", "speaker", "session"}
     questions: list[Question] = field(default_factory=list)
     dates: list[datetime] = field(default_factory=list)
 
     def jsonl_lines(self) -> list[str]:
         """The transcript as `--import` reads it: one {"role", "content", "ts", "speaker"} object per line."""
-        return [json.dumps({k: t[k] for k in ("role", "content", "ts", "speaker")}, ensure_ascii=False)
-                for t in self.turns]
+        return [
+            json.dumps({k: t[k] for k in ("role", "content", "ts", "speaker")}, ensure_ascii=False) for t in self.turns
+        ]
 
 
 def date_forms(day: datetime) -> list[str]:
@@ -153,7 +172,11 @@ def _line(rng: random.Random, pool: list[str], p: dict) -> str:
 def _open(opener: str, text: str, proper: bool = False) -> str:
     """Prefix an opener; after 'Right,' or 'Oh and' the sentence runs on in lower case (unless it starts with a name or I)."""
     first = text.split(" ", 1)[0]
-    if (opener[-1] == "," or opener.endswith((" and", " so"))) and not proper and first.rstrip(",") not in ("I", "I'm", "I've", "I'd"):
+    if (
+        (opener[-1] == "," or opener.endswith((" and", " so")))
+        and not proper
+        and first.rstrip(",") not in ("I", "I'm", "I've", "I'd")
+    ):
         text = text[0].lower() + text[1:]
     return f"{opener} {text}"
 
@@ -194,7 +217,9 @@ def _fact_exchange(rng: random.Random, fact: str, who: str, p: dict, topic: str)
     return user, friend, "assistant"
 
 
-def generate(index: int, *, seed: int = SEED, sessions: int = 14, exchanges: tuple[int, int] = (18, 24)) -> Conversation:
+def generate(
+    index: int, *, seed: int = SEED, sessions: int = 14, exchanges: tuple[int, int] = (18, 24)
+) -> Conversation:
     """Conversation `index` (0-5) of the corpus: deterministic for (index, seed, sessions, exchanges)."""
     if not 0 <= index < len(PEOPLE):
         raise ValueError(f"conversation index must be 0..{len(PEOPLE) - 1}, got {index}")
@@ -228,8 +253,15 @@ def generate(index: int, *, seed: int = SEED, sessions: int = 14, exchanges: tup
                 user, friend = _chat_exchange(rng, topic)
             for role, text, speaker in (("user", user, p["user"]), ("assistant", friend, p["friend"])):
                 clock += timedelta(minutes=rng.randint(1, 4))
-                conv.turns.append({"role": role, "content": text, "ts": clock.strftime("%Y-%m-%dT%H:%M:%S"),
-                                   "speaker": speaker, "session": s})
+                conv.turns.append(
+                    {
+                        "role": role,
+                        "content": text,
+                        "ts": clock.strftime("%Y-%m-%dT%H:%M:%S"),
+                        "speaker": speaker,
+                        "session": s,
+                    }
+                )
         day += timedelta(days=rng.randint(3, 21), hours=rng.randint(-3, 2))
     for qid, (category, groups, evidence) in QUESTIONS.items():
         if any(f not in where for f in evidence):
@@ -238,12 +270,23 @@ def generate(index: int, *, seed: int = SEED, sessions: int = 14, exchanges: tup
         for group in groups:
             names = []
             for name in group:
-                names.extend(date_forms(conv.dates[conv.turns[where[name[1:]]]["session"]])
-                             if name.startswith("@") else [p[name]])
+                names.extend(
+                    date_forms(conv.dates[conv.turns[where[name[1:]]]["session"]])
+                    if name.startswith("@")
+                    else [p[name]]
+                )
             gold.append(names)
         turns = sorted(where[f] for f in evidence)
-        conv.questions.append(Question(qid, category, rng.choice(ASK[qid]).format(**p), gold, turns,
-                                       sorted({conv.turns[t]["session"] for t in turns})))
+        conv.questions.append(
+            Question(
+                qid,
+                category,
+                rng.choice(ASK[qid]).format(**p),
+                gold,
+                turns,
+                sorted({conv.turns[t]["session"] for t in turns}),
+            )
+        )
     return conv
 
 

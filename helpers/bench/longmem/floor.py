@@ -14,8 +14,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import Iterable
 
 from helpers.bench.longmem.data import corpus
 from helpers.bench.longmem.locomo import answer_recall, locomo_split, read_locomo
@@ -52,8 +52,11 @@ def floor_curve(pairs: Iterable[tuple], budget: int, floors: Iterable[float] = F
             long_term.packing = replace(base, min_similarity=floor)
             for q in conv.questions:
                 request = memory.build_request(q.text)
-                recall = answer_recall(request, q.answer) if q.answer is not None else \
-                    float(gold_in_request(request, q.gold))
+                recall = (
+                    answer_recall(request, q.answer)
+                    if q.answer is not None
+                    else float(gold_in_request(request, q.gold))
+                )
                 hits = memory.recall.hits if memory.recall is not None else []
                 noise = sum(h.similarity is not None and h.similarity < NOISE for h in hits)
                 per_floor[floor].append((recall, len(hits), noise))
@@ -63,10 +66,16 @@ def floor_curve(pairs: Iterable[tuple], budget: int, floors: Iterable[float] = F
     for floor in floors:
         items = per_floor[floor]
         n = max(len(items), 1)
-        rows.append({"floor": floor, "recall": round(sum(r for r, _, _ in items) / n, 4),
-                     "questions_losing": sum(r < b - 1e-9 for (r, _, _), (b, _, _) in zip(items, first)),
-                     "memories_sent": round(sum(m for _, m, _ in items) / n, 2),
-                     "noise_sent": round(sum(x for _, _, x in items) / n, 2), "questions": len(items)})
+        rows.append(
+            {
+                "floor": floor,
+                "recall": round(sum(r for r, _, _ in items) / n, 4),
+                "questions_losing": sum(r < b - 1e-9 for (r, _, _), (b, _, _) in zip(items, first)),
+                "memories_sent": round(sum(m for _, m, _ in items) / n, 2),
+                "noise_sent": round(sum(x for _, _, x in items) / n, 2),
+                "questions": len(items),
+            }
+        )
     return rows
 
 
@@ -92,29 +101,43 @@ def run_floor_cmd(args: argparse.Namespace) -> int:
         print(f"importing {conv.user_id} ({len(conv.turns)} turns)", file=sys.stderr, flush=True)
         pairs.append((imported(conv, budget=args.budget), conv))
     rows = floor_curve(pairs, args.budget, args.floors)
-    result = {"data": args.data or "generated", "split": args.split, "budget": args.budget, "rows": rows,
-              "chosen": choose(rows)}
+    result = {
+        "data": args.data or "generated",
+        "split": args.split,
+        "budget": args.budget,
+        "rows": rows,
+        "chosen": choose(rows),
+    }
     if args.json:
         print(json.dumps(result))
     else:
-        print(f"# floor · {result['data']} · {args.split} · {args.budget:,} tokens · "
-              f"{rows[0]['questions']} questions")
+        print(f"# floor · {result['data']} · {args.split} · {args.budget:,} tokens · {rows[0]['questions']} questions")
         print(f"{'floor':>6} {'recall':>7} {'losing':>7} {'sent':>6} {'noise':>6}")
         for r in rows:
-            print(f"{r['floor']:>6.2f} {r['recall']:>7.2%} {r['questions_losing']:>7} {r['memories_sent']:>6.2f} "
-                  f"{r['noise_sent']:>6.2f}")
+            print(
+                f"{r['floor']:>6.2f} {r['recall']:>7.2%} {r['questions_losing']:>7} {r['memories_sent']:>6.2f} "
+                f"{r['noise_sent']:>6.2f}"
+            )
         print(f"highest floor with no recall lost: {result['chosen']:.2f}")
     return 0
 
 
 def add_floor(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("floor", help="the vector stage's recall at several relevance floors (tuning data)",
-                       description="Import each conversation once, then score every question at each cosine floor "
-                                   "(helpers.retrieval.inject.MIN_SIMILARITY is chosen from this on --split tune).")
+    p = sub.add_parser(
+        "floor",
+        help="the vector stage's recall at several relevance floors (tuning data)",
+        description="Import each conversation once, then score every question at each cosine floor "
+        "(helpers.retrieval.inject.MIN_SIMILARITY is chosen from this on --split tune).",
+    )
     p.add_argument("--data", default=None, metavar="PATH", help="LoCoMo-format conversations (default: generated)")
     p.add_argument("--split", choices=("tune", "report", "all"), default="tune", help="default tune")
     p.add_argument("--budget", type=int, default=2000, help="total request tokens per question (default 2000)")
-    p.add_argument("--floors", type=_floats, default=FLOORS, metavar="F1,F2,...",
-                   help="cosine floors to try, the first as the reference (default -1 = none, 0 … 0.3)")
+    p.add_argument(
+        "--floors",
+        type=_floats,
+        default=FLOORS,
+        metavar="F1,F2,...",
+        help="cosine floors to try, the first as the reference (default -1 = none, 0 … 0.3)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run_floor_cmd)

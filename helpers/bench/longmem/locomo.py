@@ -24,9 +24,22 @@ from helpers.bench.longmem.data import Conversation, Question
 from helpers.bench.scoring import request_text
 from helpers.memory.transcript import parse_when
 
-__all__ = ["read_locomo", "locomo_split", "TUNE_IDS", "LOCOMO_CATEGORIES", "content_words", "answer_recall",
-           "evidence_coverage", "scored_text", "file_sha256", "write_transcript", "load_results", "rows_at",
-           "strongest_baseline", "results_markdown"]
+__all__ = [
+    "read_locomo",
+    "locomo_split",
+    "TUNE_IDS",
+    "LOCOMO_CATEGORIES",
+    "content_words",
+    "answer_recall",
+    "evidence_coverage",
+    "scored_text",
+    "file_sha256",
+    "write_transcript",
+    "load_results",
+    "rows_at",
+    "strongest_baseline",
+    "results_markdown",
+]
 
 # the fixed split inside the five shared conversations: tune on these, report on every other sample
 TUNE_IDS = ("conv-26", "conv-30", "conv-41")
@@ -35,7 +48,8 @@ SCORING_STOPWORDS = frozenset(
     "a an the and or but of in on at to for with by from as is are was were be been being it its this that these "
     "those he she they them his her hers their theirs i me my we our us you your yes no not do does did done has "
     "have had will would can could should so than then there here what which who whom when where why how all any "
-    "some very just also about into over up out".split())
+    "some very just also about into over up out".split()
+)
 _DIA = re.compile(r"D\d+:\d+")
 
 
@@ -97,17 +111,33 @@ def _conversation(index: int, sample: dict) -> Conversation:
         for turn in conv[f"session_{n}"]:
             role = "user" if turn["speaker"] == user else "assistant"
             where[turn["dia_id"]] = len(out.turns)
-            out.turns.append({"role": role, "content": _turn_text(turn), "ts": when.isoformat(),
-                              "speaker": turn["speaker"], "session": session, "dia_id": turn["dia_id"],
-                              "date_line": conv[f"session_{n}_date_time"]})
+            out.turns.append(
+                {
+                    "role": role,
+                    "content": _turn_text(turn),
+                    "ts": when.isoformat(),
+                    "speaker": turn["speaker"],
+                    "session": session,
+                    "dia_id": turn["dia_id"],
+                    "date_line": conv[f"session_{n}_date_time"],
+                }
+            )
     for qn, qa in enumerate(sample.get("qa", [])):
         category = LOCOMO_CATEGORIES.get(qa.get("category"))
         if category is None or qa.get("answer") is None:
             continue  # category 5: no answer in the conversation
         evidence = sorted({where[d] for e in qa.get("evidence") or [] for d in _DIA.findall(str(e)) if d in where})
-        out.questions.append(Question(f"{out.user_id}/q{qn}", category, qa["question"], [[str(qa["answer"])]],
-                                      evidence, sorted({out.turns[i]["session"] for i in evidence}),
-                                      answer=str(qa["answer"])))
+        out.questions.append(
+            Question(
+                f"{out.user_id}/q{qn}",
+                category,
+                qa["question"],
+                [[str(qa["answer"])]],
+                evidence,
+                sorted({out.turns[i]["session"] for i in evidence}),
+                answer=str(qa["answer"]),
+            )
+        )
     return out
 
 
@@ -154,9 +184,15 @@ def file_sha256(path: str | Path) -> str:
 
 
 RAW_TURN_BASELINES = ("bm25", "embeddings", "hybrid")
-LABELS = {"full": "whole transcript", "last_turns": "last turns that fit", "bm25": "BM25 over raw turns",
-          "embeddings": "MiniLM over raw turns", "hybrid": "hybrid (RRF) over raw turns", "vector": "vector stage",
-          "bounded": "bounded stage"}
+LABELS = {
+    "full": "whole transcript",
+    "last_turns": "last turns that fit",
+    "bm25": "BM25 over raw turns",
+    "embeddings": "MiniLM over raw turns",
+    "hybrid": "hybrid (RRF) over raw turns",
+    "vector": "vector stage",
+    "bounded": "bounded stage",
+}
 
 
 def load_results(path: str | Path) -> dict:
@@ -182,12 +218,17 @@ def strongest_baseline(doc: dict, part: str, budget: int) -> dict:
 def results_markdown(doc: dict, part: str, budget: int) -> str:
     """A Markdown table of one part at one budget: answer recall, evidence coverage, tokens/question per method."""
     source = doc["parts"][part]["provenance"]
-    lines = [f"Real conversations ({part} part: {', '.join(doc['parts'][part]['conversations'])}; "
-             f"{doc['parts'][part]['questions']} questions), {budget:,} tokens per question, {source['mode']}, "
-             f"commit {str(source['commit'])[:7]}, {source['date'][:10]}:", "",
-             "| context sent | answer recall | evidence turns in request | tokens/question |", "|---|---:|---:|---:|"]
+    lines = [
+        f"Real conversations ({part} part: {', '.join(doc['parts'][part]['conversations'])}; "
+        f"{doc['parts'][part]['questions']} questions), {budget:,} tokens per question, {source['mode']}, "
+        f"commit {str(source['commit'])[:7]}, {source['date'][:10]}:",
+        "",
+        "| context sent | answer recall | evidence turns in request | tokens/question |",
+        "|---|---:|---:|---:|",
+    ]
     for method, row in rows_at(doc, part, budget).items():
         evidence = "-" if row.get("evidence") is None else f"{row['evidence']:.3f}"
-        lines.append(f"| {LABELS.get(method, method)} | {row['recall']:.3f} | {evidence} | "
-                     f"{row['tokens_per_question']:,.0f} |")
+        lines.append(
+            f"| {LABELS.get(method, method)} | {row['recall']:.3f} | {evidence} | {row['tokens_per_question']:,.0f} |"
+        )
     return "\n".join(lines)

@@ -22,26 +22,26 @@ import hashlib
 import tempfile
 import time
 import uuid
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
 
 import numpy as np
 
 from helpers.bench.longmem.data import CATEGORIES, Conversation, Question, corpus, write_jsonl
-from helpers.tools import chat
-from helpers.db import store as store_module
-from helpers.config import load_settings
-from helpers.retrieval.embeddings import LocalMiniLM
-from helpers.tokens import local_tokens
-from helpers.prompts import SCOUT_PERSONA
-from helpers.sim.simulate import simulation_client
-from helpers.bench.scoring import gold_in_request
-from helpers.retrieval import bm25_tokens
-from helpers.retrieval.inject import day_label
-from helpers.memory.transcript import parse_when
-from helpers.memory.importer import import_turns
 from helpers.bench.longmem.locomo import answer_recall, evidence_coverage, write_transcript
+from helpers.bench.scoring import gold_in_request
+from helpers.config import load_settings
+from helpers.db import store as store_module
+from helpers.memory.importer import import_turns
+from helpers.memory.transcript import parse_when
+from helpers.prompts import SCOUT_PERSONA
+from helpers.retrieval import bm25_tokens
+from helpers.retrieval.embeddings import LocalMiniLM
+from helpers.retrieval.inject import day_label
+from helpers.sim.simulate import simulation_client
+from helpers.tokens import local_tokens
+from helpers.tools import chat
 
 __all__ = ["BASELINES", "STAGES", "METHODS", "BM25", "rrf", "run_longmem", "format_table", "format_markdown"]
 
@@ -101,8 +101,9 @@ class _Ctx:
     def count(self, request: dict) -> int:
         """Input tokens of `request` as the model counts them (count_tokens; offline: local BPE)."""
         kwargs = {"system": request["system"]} if request.get("system") else {}
-        return self.client.messages.count_tokens(model=self.settings.chat_model, messages=request["messages"],
-                                                 **kwargs).input_tokens
+        return self.client.messages.count_tokens(
+            model=self.settings.chat_model, messages=request["messages"], **kwargs
+        ).input_tokens
 
 
 def _line(turn: dict) -> str:
@@ -131,12 +132,15 @@ def _request(ctx: _Ctx, lines: list[str], question: str) -> dict:
 
 def _full_request(ctx: _Ctx, conv: Conversation, question: str) -> dict:
     lines = _dated(conv.turns)
-    return {"system": ctx.persona + "\n\nThe whole conversation so far:\n" + "\n".join(lines),
-            "messages": [{"role": "user", "content": question}]}
+    return {
+        "system": ctx.persona + "\n\nThe whole conversation so far:\n" + "\n".join(lines),
+        "messages": [{"role": "user", "content": question}],
+    }
 
 
-def _fill(ctx: _Ctx, conv: Conversation, costs: list[int], order: list[int], question: str, budget: int,
-          contiguous: bool) -> dict:
+def _fill(
+    ctx: _Ctx, conv: Conversation, costs: list[int], order: list[int], question: str, budget: int, contiguous: bool
+) -> dict:
     """Take turns in `order` while the request stays within `budget` (a turn pays its date line when its day is
     new); show them in time order under their dates, verified by one count (the last taken dropped if over)."""
     used = ctx.count(_request(ctx, ["x"], question))  # persona + block heading + question
@@ -175,8 +179,12 @@ def _baseline_builders(ctx: _Ctx, conv: Conversation) -> dict[str, Callable[[Que
     texts = [t["content"] for t in conv.turns]
     bm25 = BM25(texts)
     turn_vecs = _embeddings(ctx, texts)
-    question_vecs = dict(zip((q.text for q in conv.questions),
-                             _embeddings(ctx, [q.text for q in conv.questions]) if conv.questions else []))
+    question_vecs = dict(
+        zip(
+            (q.text for q in conv.questions),
+            _embeddings(ctx, [q.text for q in conv.questions]) if conv.questions else [],
+        )
+    )
 
     def lexical(q: Question) -> list[int]:
         s = bm25.scores(q.text)
@@ -215,14 +223,25 @@ def _store(kind: str) -> Iterator[None]:
         store_module.open_store = original
 
 
-def _stage_requests(ctx: _Ctx, conv: Conversation, stage: str, budget: int, workdir: Path,
-                    user_id: str) -> tuple[dict[str, dict], float]:
+def _stage_requests(
+    ctx: _Ctx, conv: Conversation, stage: str, budget: int, workdir: Path, user_id: str
+) -> tuple[dict[str, dict], float]:
     """Import the transcript as `python -m helpers.chat --stage S --budget B --import FILE` does, then build
     each question's request as `--show-request` does; also the import's wall-clock seconds."""
     real = any("dia_id" in t for t in conv.turns[:1])
     path = (write_transcript if real else write_jsonl)(conv, workdir / f"{conv.user_id}.jsonl")
-    args = chat.build_parser().parse_args(["--stage", stage, "--user", user_id, "--budget", str(budget),
-                                           "--session-file", str(workdir / f"{conv.user_id}-{stage}-{budget}.sid")])
+    args = chat.build_parser().parse_args(
+        [
+            "--stage",
+            stage,
+            "--user",
+            user_id,
+            "--budget",
+            str(budget),
+            "--session-file",
+            str(workdir / f"{conv.user_id}-{stage}-{budget}.sid"),
+        ]
+    )
     memory = chat.make_memory(args, ctx.settings, ctx.client)
     try:
         started = time.perf_counter()
@@ -234,17 +253,28 @@ def _stage_requests(ctx: _Ctx, conv: Conversation, stage: str, budget: int, work
             memory.close()
 
 
-def run_longmem(conversations: list[Conversation], budgets: tuple[int, ...] = (1000, 2000, 4000), *,
-                methods: tuple[str, ...] = METHODS, settings=None, store: str = "memory",
-                cache_dir: str | Path | None = "default", progress: Callable[[str], None] | None = None,
-                details: bool = False) -> dict:
+def run_longmem(
+    conversations: list[Conversation],
+    budgets: tuple[int, ...] = (1000, 2000, 4000),
+    *,
+    methods: tuple[str, ...] = METHODS,
+    settings=None,
+    store: str = "memory",
+    cache_dir: str | Path | None = "default",
+    progress: Callable[[str], None] | None = None,
+    details: bool = False,
+) -> dict:
     """Score every method at every budget on `conversations`; returns rows of recall (overall and by category)
     and mean input tokens per question, plus, with `details`, each question's outcome."""
     unknown = set(methods) - set(METHODS)
     if unknown:
         raise ValueError(f"unknown method(s) {', '.join(sorted(unknown))}; choose from {', '.join(METHODS)}")
     settings = settings or load_settings()
-    cache = Path(settings.data_dir) / "longmem-cache" if cache_dir == "default" else (Path(cache_dir) if cache_dir else None)
+    cache = (
+        Path(settings.data_dir) / "longmem-cache"
+        if cache_dir == "default"
+        else (Path(cache_dir) if cache_dir else None)
+    )
     ctx = _Ctx(simulation_client(settings), settings, SCOUT_PERSONA, LocalMiniLM(), cache)
     say = progress or (lambda _msg: None)
     outcomes: dict[tuple[str, int | None], list[dict]] = {}
@@ -260,8 +290,15 @@ def run_longmem(conversations: list[Conversation], budgets: tuple[int, ...] = (1
                 if method in STAGES:
                     user_id = conv.user_id if store == "memory" else f"longmem-{run_id}-{conv.user_id}"
                     requests, seconds = _stage_requests(ctx, conv, method, budget, Path(tmp), user_id)
-                    imports.append({"method": method, "budget": budget, "user": conv.user_id,
-                                    "turns": len(conv.turns), "seconds": round(seconds, 2)})
+                    imports.append(
+                        {
+                            "method": method,
+                            "budget": budget,
+                            "user": conv.user_id,
+                            "turns": len(conv.turns),
+                            "seconds": round(seconds, 2),
+                        }
+                    )
                     build = lambda q, b, r=requests: r[q.text]  # noqa: E731
                 elif method == "full":
                     build = lambda q, b, c=conv: _full_request(ctx, c, q.text)  # noqa: E731
@@ -272,8 +309,15 @@ def run_longmem(conversations: list[Conversation], budgets: tuple[int, ...] = (1
                     outcomes.setdefault((method, budget), []).append(_outcome(ctx, conv, q, request))
     rows = [_row(method, budget, items, details) for (method, budget), items in outcomes.items()]
     questions = sum(len(c.questions) for c in conversations)
-    return {"conversations": [c.user_id for c in conversations], "turns": sum(len(c.turns) for c in conversations),
-            "questions": questions, "budgets": list(budgets), "store": store, "rows": rows, "imports": imports}
+    return {
+        "conversations": [c.user_id for c in conversations],
+        "turns": sum(len(c.turns) for c in conversations),
+        "questions": questions,
+        "budgets": list(budgets),
+        "store": store,
+        "rows": rows,
+        "imports": imports,
+    }
 
 
 def _outcome(ctx: _Ctx, conv: Conversation, q: Question, request: dict) -> dict:
@@ -281,8 +325,15 @@ def _outcome(ctx: _Ctx, conv: Conversation, q: Question, request: dict) -> dict:
     when every gold group is there), evidence coverage (share of evidence turns sent verbatim), tokens."""
     recall = answer_recall(request, q.answer) if q.answer is not None else float(gold_in_request(request, q.gold))
     evidence = evidence_coverage(request, [_line(conv.turns[i]) for i in q.evidence])
-    out = {"user": conv.user_id, "qid": q.qid, "category": q.category, "question": q.text,
-           "recalled": round(recall, 4), "evidence": evidence, "tokens": ctx.count(request)}
+    out = {
+        "user": conv.user_id,
+        "qid": q.qid,
+        "category": q.category,
+        "question": q.text,
+        "recalled": round(recall, 4),
+        "evidence": evidence,
+        "tokens": ctx.count(request),
+    }
     if q.answer is not None:  # real data stays out of results files (its licence): the question id is enough
         out.pop("question")
     return out
@@ -294,11 +345,15 @@ def _mean(values: list[float]) -> float | None:
 
 def _row(method: str, budget: int | None, items: list[dict], details: bool) -> dict:
     """Means over questions: recall (overall and per category), evidence coverage, tokens per question."""
-    row = {"method": method, "budget": budget, "questions": len(items),
-           "recall": _mean([i["recalled"] for i in items]),
-           "evidence": _mean([i["evidence"] for i in items if i["evidence"] is not None]),
-           "tokens_per_question": round(sum(i["tokens"] for i in items) / len(items), 1),
-           "by_category": {c: _mean([i["recalled"] for i in items if i["category"] == c]) or 0.0 for c in CATEGORIES}}
+    row = {
+        "method": method,
+        "budget": budget,
+        "questions": len(items),
+        "recall": _mean([i["recalled"] for i in items]),
+        "evidence": _mean([i["evidence"] for i in items if i["evidence"] is not None]),
+        "tokens_per_question": round(sum(i["tokens"] for i in items) / len(items), 1),
+        "by_category": {c: _mean([i["recalled"] for i in items if i["category"] == c]) or 0.0 for c in CATEGORIES},
+    }
     if details:
         row["details"] = items
     return row
@@ -307,8 +362,14 @@ def _row(method: str, budget: int | None, items: list[dict], details: bool) -> d
 def _cells(result: dict):
     """Each row's cells in table order: budget, method, recall, evidence, recall per category, tokens/question."""
     for row in sorted(result["rows"], key=lambda r: (r["budget"] or 0, METHODS.index(r["method"]))):
-        yield (row["budget"] or "-", row["method"], row["recall"], row.get("evidence"),
-               *(row["by_category"][c] for c in CATEGORIES), row["tokens_per_question"])
+        yield (
+            row["budget"] or "-",
+            row["method"],
+            row["recall"],
+            row.get("evidence"),
+            *(row["by_category"][c] for c in CATEGORIES),
+            row["tokens_per_question"],
+        )
 
 
 def _pct(value: float | None, width: int) -> str:
@@ -317,20 +378,29 @@ def _pct(value: float | None, width: int) -> str:
 
 def format_table(result: dict) -> str:
     """The rows as a plain-text table: one block per budget, recall overall, evidence, by category, tokens."""
-    head = (f"{'budget':>6} {'method':>11} {'recall':>7} {'evid.':>6} {'single':>7} {'multi':>6} {'temporal':>9} "
-            f"{'open':>6} {'tokens/q':>9}")
-    lines = [f"# longmem · {', '.join(result['conversations'])} · {result['turns']} turns · "
-             f"{result['questions']} questions · store {result['store']}", head]
+    head = (
+        f"{'budget':>6} {'method':>11} {'recall':>7} {'evid.':>6} {'single':>7} {'multi':>6} {'temporal':>9} "
+        f"{'open':>6} {'tokens/q':>9}"
+    )
+    lines = [
+        f"# longmem · {', '.join(result['conversations'])} · {result['turns']} turns · "
+        f"{result['questions']} questions · store {result['store']}",
+        head,
+    ]
     for budget, method, recall, evidence, single, multi, temporal, open_, tokens in _cells(result):
-        lines.append(f"{budget:>6} {method:>11} {recall:>7.1%} {_pct(evidence, 6)} {single:>7.1%} {multi:>6.1%} "
-                     f"{temporal:>9.1%} {open_:>6.1%} {tokens:>9,.0f}")
+        lines.append(
+            f"{budget:>6} {method:>11} {recall:>7.1%} {_pct(evidence, 6)} {single:>7.1%} {multi:>6.1%} "
+            f"{temporal:>9.1%} {open_:>6.1%} {tokens:>9,.0f}"
+        )
     return "\n".join(lines)
 
 
 def format_markdown(result: dict) -> str:
     """The rows as a Markdown table (for docs and notebooks): recall, evidence, by category, tokens/question."""
-    lines = ["| budget | method | recall | evidence | single-hop | multi-hop | temporal | open-domain | tokens/question |",
-             "|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| budget | method | recall | evidence | single-hop | multi-hop | temporal | open-domain | tokens/question |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for budget, method, recall, evidence, *rates, tokens in _cells(result):
         cells = [f"{recall:.1%}", _pct(evidence, 0).strip(), *(f"{r:.1%}" for r in rates)]
         lines.append(f"| {budget} | {method} | " + " | ".join(cells) + f" | {tokens:,.0f} |")

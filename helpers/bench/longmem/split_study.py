@@ -6,20 +6,21 @@ Used to choose `BudgetPolicy` / `Packing` on the tuning half of `python -m helpe
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 import matplotlib.pyplot as plt
 
-from helpers.memory.budget import BudgetPolicy
-from helpers.config import load_settings
-from helpers.retrieval.inject import Packing
-from helpers.memory import VectorMemory
 from helpers.bench.scoring import gold_in_request
-from helpers.sim.simulate import simulation_client
+from helpers.config import load_settings
 from helpers.db.store import mongomock_store
-from helpers.memory.transcript import read_transcript
+from helpers.memory import VectorMemory
+from helpers.memory.budget import BudgetPolicy
 from helpers.memory.importer import import_turns
+from helpers.memory.transcript import read_transcript
+from helpers.retrieval.inject import Packing
+from helpers.sim.simulate import simulation_client
 
 if TYPE_CHECKING:  # pragma: no cover
     from helpers.bench.longmem.data import Conversation
@@ -27,20 +28,33 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["imported", "score", "share_curve", "plot_share_curve"]
 
 
-def imported(conv: "Conversation", *, settings=None, store=None, budget: int = 2000, client=None,
-             user_id: str | None = None) -> "VectorMemory":
+def imported(
+    conv: Conversation, *, settings=None, store=None, budget: int = 2000, client=None, user_id: str | None = None
+) -> VectorMemory:
     """A vector-stage memory with `conv` imported (dated, through the same path as `--import`)."""
     settings = settings or load_settings()
     store = store or mongomock_store(f"split-{conv.user_id}")
     user_id = user_id or conv.user_id
-    memory = VectorMemory(client or simulation_client(settings), settings, store=store, user_id=user_id,
-                          session_id=f"{user_id}-study", context_budget=budget)
+    memory = VectorMemory(
+        client or simulation_client(settings),
+        settings,
+        store=store,
+        user_id=user_id,
+        session_id=f"{user_id}-study",
+        context_budget=budget,
+    )
     import_turns(memory, read_transcript(conv.jsonl_lines(), conv.user_id))
     return memory
 
 
-def score(pairs: Iterable[tuple["VectorMemory", "Conversation"]], budget: int, *, policy: BudgetPolicy | None = None,
-          packing: Packing | None = None, lexical_weight: float | None = None) -> dict:
+def score(
+    pairs: Iterable[tuple[VectorMemory, Conversation]],
+    budget: int,
+    *,
+    policy: BudgetPolicy | None = None,
+    packing: Packing | None = None,
+    lexical_weight: float | None = None,
+) -> dict:
     """Answer-in-request recall and mean request tokens over every question, with these knobs set."""
     hits = total = tokens = 0
     for memory, conv in pairs:
@@ -52,17 +66,24 @@ def score(pairs: Iterable[tuple["VectorMemory", "Conversation"]], budget: int, *
         for q in conv.questions:
             request = memory.build_request(q.text)
             hits += gold_in_request(request, q.gold)
-            tokens += memory.client.messages.count_tokens(model=request["model"], system=request["system"],
-                                                          messages=request["messages"]).input_tokens
+            tokens += memory.client.messages.count_tokens(
+                model=request["model"], system=request["system"], messages=request["messages"]
+            ).input_tokens
             total += 1
     return {"recall": hits / max(total, 1), "tokens": tokens / max(total, 1), "questions": total}
 
 
-def share_curve(pairs: list, budget: int, shares: Iterable[float] = (0.0, 0.25, 0.5, 0.75, 0.9, 1.0),
-                policy: BudgetPolicy = BudgetPolicy()) -> list[dict]:
+def share_curve(
+    pairs: list,
+    budget: int,
+    shares: Iterable[float] = (0.0, 0.25, 0.5, 0.75, 0.9, 1.0),
+    policy: BudgetPolicy = BudgetPolicy(),
+) -> list[dict]:
     """Recall when memories may take each `share` of the budget (strong, weak and long-history evidence alike)."""
-    return [{"share": s, **score(pairs, budget, policy=replace(policy, strong_share=s, weak_share=s, long_share=s))}
-            for s in shares]
+    return [
+        {"share": s, **score(pairs, budget, policy=replace(policy, strong_share=s, weak_share=s, long_share=s))}
+        for s in shares
+    ]
 
 
 def plot_share_curve(rows: list[dict], budget: int, ax=None):

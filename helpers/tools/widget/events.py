@@ -18,8 +18,16 @@ import ipywidgets as widgets
 from helpers.llm import mode_line
 from helpers.memory import EmptyMessageError, TurnError, TurnResult
 from helpers.pricing import CostLedger, cost_of
-from helpers.tools.widget.render import (MUTED, cost_html, gauge_panel_html, log_html, retrieved_html,
-                                         state_error_html, summary_html, window_html)
+from helpers.tools.widget.render import (
+    MUTED,
+    cost_html,
+    gauge_panel_html,
+    log_html,
+    retrieved_html,
+    state_error_html,
+    summary_html,
+    window_html,
+)
 
 __all__ = ["ChatWidget", "MAX_LOG_LINES", "SETTLE_S", "SETTLE_MAX_S"]
 
@@ -47,28 +55,42 @@ class ChatWidget(widgets.VBox):
 
         stage = getattr(memory, "stage", type(memory).__name__)
         client = getattr(memory, "client", None)
-        mode = (f'<div class="gte-mode" style="{MUTED};font-size:12px">{html.escape(mode_line(client))}</div>'
-                if client is not None else "")  # which model answers, once, up front
+        mode = (
+            f'<div class="gte-mode" style="{MUTED};font-size:12px">{html.escape(mode_line(client))}</div>'
+            if client is not None
+            else ""
+        )  # which model answers, once, up front
         self.header = widgets.HTML(f"<b>{html.escape(title or f'Chat — {stage} memory')}</b>{mode}")
         self.log_view = widgets.HTML(layout=widgets.Layout(width="100%", margin="0"))
-        self.input = widgets.Text(placeholder="Type a message and press Enter", continuous_update=True,
-                                  layout=widgets.Layout(flex="1 1 auto", width="auto"))
-        self.send_button = widgets.Button(description="Send", button_style="primary", icon="paper-plane",
-                                          layout=widgets.Layout(width="90px"))
+        self.input = widgets.Text(
+            placeholder="Type a message and press Enter",
+            continuous_update=True,
+            layout=widgets.Layout(flex="1 1 auto", width="auto"),
+        )
+        self.send_button = widgets.Button(
+            description="Send", button_style="primary", icon="paper-plane", layout=widgets.Layout(width="90px")
+        )
         self.status = widgets.HTML()
         self.summary_view = widgets.HTML(layout=widgets.Layout(width="100%", margin="0"))
         self.window_view = widgets.HTML(layout=widgets.Layout(width="100%", margin="0"))
         self.gauge_view = widgets.HTML(layout=widgets.Layout(width="100%", margin="0"))
         self.retrieved_view = widgets.HTML(layout=widgets.Layout(width="100%", margin="0"))
         self.cost_view = widgets.HTML(layout=widgets.Layout(width="100%", margin="0"))
-        for part, css in [(self.log_view, "gte-log"), (self.input, "gte-input"), (self.send_button, "gte-send"),
-                          (self.status, "gte-status"), (self.summary_view, "gte-summary"),
-                          (self.window_view, "gte-window"), (self.gauge_view, "gte-gauge"),
-                          (self.retrieved_view, "gte-retrieved"), (self.cost_view, "gte-cost")]:
+        for part, css in [
+            (self.log_view, "gte-log"),
+            (self.input, "gte-input"),
+            (self.send_button, "gte-send"),
+            (self.status, "gte-status"),
+            (self.summary_view, "gte-summary"),
+            (self.window_view, "gte-window"),
+            (self.gauge_view, "gte-gauge"),
+            (self.retrieved_view, "gte-retrieved"),
+            (self.cost_view, "gte-cost"),
+        ]:
             part.add_class(css)
 
-        self._requested = False     # a click/Enter is waiting for the text box to settle
-        self._value_at = 0.0        # when the text box's value last changed
+        self._requested = False  # a click/Enter is waiting for the text box to settle
+        self._value_at = 0.0  # when the text box's value last changed
         self._task: asyncio.Task | None = None
         self.send_button.on_click(lambda _button: self._request_send())
         # Enter: the text box sends a {"event": "submit"} message (what the deprecated Text.on_submit listens to).
@@ -77,10 +99,14 @@ class ChatWidget(widgets.VBox):
 
         # Flex items that may shrink (min_width 0) and wrap: the side panel moves below the chat in a narrow
         # cell instead of being clipped at the cell's edge.
-        left = widgets.VBox([self.log_view, widgets.HBox([self.input, self.send_button]), self.status],
-                            layout=widgets.Layout(flex="3 1 340px", min_width="0", padding="0 8px 0 0"))
-        right = widgets.VBox([self.gauge_view, self.summary_view, self.window_view, self.retrieved_view,
-                              self.cost_view], layout=widgets.Layout(flex="2 1 280px", min_width="0"))
+        left = widgets.VBox(
+            [self.log_view, widgets.HBox([self.input, self.send_button]), self.status],
+            layout=widgets.Layout(flex="3 1 340px", min_width="0", padding="0 8px 0 0"),
+        )
+        right = widgets.VBox(
+            [self.gauge_view, self.summary_view, self.window_view, self.retrieved_view, self.cost_view],
+            layout=widgets.Layout(flex="2 1 280px", min_width="0"),
+        )
         body = widgets.HBox([left, right], layout=widgets.Layout(width="100%", flex_flow="row wrap"))
         super().__init__([self.header, body], **kwargs)
         self.add_class("gte-chat")
@@ -199,8 +225,10 @@ class ChatWidget(widgets.VBox):
 
     def _record_cost(self, result: TurnResult, ledger: CostLedger | None, seen: int) -> None:
         usage = {"input_tokens": result.input_tokens, "output_tokens": result.output_tokens}
-        cache = {name: int(getattr(result, name, 0) or 0)
-                 for name in ("cache_creation_input_tokens", "cache_read_input_tokens")}
+        cache = {
+            name: int(getattr(result, name, 0) or 0)
+            for name in ("cache_creation_input_tokens", "cache_read_input_tokens")
+        }
         by_purpose: dict[str, float] = {}
         if ledger is not None and len(ledger.entries) > seen:
             for entry in ledger.entries[seen:]:

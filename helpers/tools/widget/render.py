@@ -12,11 +12,22 @@ import dataclasses
 import html
 from typing import Any
 
-__all__ = ["gauge_html", "log_html", "summary_html", "state_error_html", "window_html", "gauge_panel_html",
-           "retrieved_html", "cost_html", "MUTED"]
+__all__ = [
+    "gauge_html",
+    "log_html",
+    "summary_html",
+    "state_error_html",
+    "window_html",
+    "gauge_panel_html",
+    "retrieved_html",
+    "cost_html",
+    "MUTED",
+]
 
-_PANEL = ("border:1px solid var(--jp-border-color2,#ddd);border-radius:6px;padding:6px 8px;margin:0 0 6px 0;"
-          "font-size:12px;line-height:1.35;box-sizing:border-box;max-width:100%;overflow-wrap:anywhere")
+_PANEL = (
+    "border:1px solid var(--jp-border-color2,#ddd);border-radius:6px;padding:6px 8px;margin:0 0 6px 0;"
+    "font-size:12px;line-height:1.35;box-sizing:border-box;max-width:100%;overflow-wrap:anywhere"
+)
 _HEAD = "font-weight:600;margin-bottom:3px"
 MUTED = _MUTED = "color:var(--jp-ui-font-color2,#777)"  # MUTED: for the widget's own notes
 _LINE = {  # role -> inline style of a log line (work in light and dark themes)
@@ -54,16 +65,22 @@ def gauge_html(gauge: dict) -> str:
     segments = "".join(
         f'<div class="gte-gauge-{name}" title="{name}: {tokens:,} tokens" style="width:{100 * tokens / scale:.2f}%;'
         f'background:{_GAUGE_COLOURS[name]};height:100%"></div>'
-        for name, tokens in known.items())
+        for name, tokens in known.items()
+    )
     marker = ""
     if budget:
         left = min(100.0, 100 * (fixed + budget) / scale)
-        marker = (f'<div title="{"context" if shared else "window"} budget" style="position:absolute;left:{left:.2f}%;top:-3px;bottom:-3px;'
-                  'border-left:2px dashed #e53935"></div>')
-    above, below = _scale_html(scale, fixed + budget if budget else None,
-                               "context budget" if shared else "window budget")
-    bar = (f'{above}<div style="position:relative;display:flex;height:14px;border-radius:3px;'
-           f'background:var(--jp-layout-color3,#eee);margin:0">{segments}{marker}</div>{below}')
+        marker = (
+            f'<div title="{"context" if shared else "window"} budget" style="position:absolute;left:{left:.2f}%;top:-3px;bottom:-3px;'
+            'border-left:2px dashed #e53935"></div>'
+        )
+    above, below = _scale_html(
+        scale, fixed + budget if budget else None, "context budget" if shared else "window budget"
+    )
+    bar = (
+        f'{above}<div style="position:relative;display:flex;height:14px;border-radius:3px;'
+        f'background:var(--jp-layout-color3,#eee);margin:0">{segments}{marker}</div>{below}'
+    )
 
     def label(name: str) -> str:
         value = parts[name]
@@ -73,15 +90,23 @@ def gauge_html(gauge: dict) -> str:
         if name == "memories" and shared:
             shown += f" (up to {int(gauge['memory_cap']):,}, {_esc(str(gauge.get('evidence', '')))} evidence)"
         swatch = f'<span style="display:inline-block;width:9px;height:9px;background:{_GAUGE_COLOURS[name]}"></span>'
-        return (f'<span class="gte-gauge-label-{name}" style="display:inline-block;white-space:nowrap;'
-                f'margin-right:8px">{swatch} {name} {shown}</span>')
+        return (
+            f'<span class="gte-gauge-label-{name}" style="display:inline-block;white-space:nowrap;'
+            f'margin-right:8px">{swatch} {name} {shown}</span>'
+        )
 
     legend = "".join(label(name) for name in parts)
     note = f'<div style="{_MUTED}">≈ {total:,} input tokens before the new message'
     scope = "context budget (summary + memories + window)" if shared else "window budget"
-    note += (f"; {scope} {int(budget):,} (dashed red line, at {int(fixed + budget):,} with the fixed parts)</div>"
-             if budget and fixed else f"; {scope} {int(budget):,} (dashed red line)</div>" if budget else "</div>")
+    note += (
+        f"; {scope} {int(budget):,} (dashed red line, at {int(fixed + budget):,} with the fixed parts)</div>"
+        if budget and fixed
+        else f"; {scope} {int(budget):,} (dashed red line)</div>"
+        if budget
+        else "</div>"
+    )
     return bar + f"<div>{legend}</div>" + note
+
 
 def _round_up(value: float) -> int:
     """The next round number at or above `value` (1, 1.5, 2, 2.5, 3, 4, 5, 6, 8 times a power of ten)."""
@@ -98,14 +123,21 @@ def _scale_html(scale: int, budget_at: int | None, budget_name: str) -> tuple[st
     if budget_at:
         left = min(100.0, 100 * budget_at / scale)
         # the text sits beside the line on the side with room, so it never runs past the bar's ends
-        side, text = ((f"right:{100 - left:.2f}%", f"{budget_name} {budget_at:,} ┐") if left > 50
-                      else (f"left:{left:.2f}%", f"┌ {budget_name} {budget_at:,}"))
-        above = (f'<div style="position:relative;height:14px;font-size:10px;margin-top:4px">'
-                 f'<span class="gte-gauge-budget" title="{budget_name}" style="position:absolute;{side};'
-                 f'color:#e53935;white-space:nowrap">{text}</span></div>')
-    below = (f'<div class="gte-gauge-scale" style="position:relative;height:14px;font-size:10px;{_MUTED}">'
-             f'<span style="position:absolute;left:0">0</span>'
-             f'<span style="position:absolute;right:0">{scale:,} tokens</span></div>')
+        side, text = (
+            (f"right:{100 - left:.2f}%", f"{budget_name} {budget_at:,} ┐")
+            if left > 50
+            else (f"left:{left:.2f}%", f"┌ {budget_name} {budget_at:,}")
+        )
+        above = (
+            f'<div style="position:relative;height:14px;font-size:10px;margin-top:4px">'
+            f'<span class="gte-gauge-budget" title="{budget_name}" style="position:absolute;{side};'
+            f'color:#e53935;white-space:nowrap">{text}</span></div>'
+        )
+    below = (
+        f'<div class="gte-gauge-scale" style="position:relative;height:14px;font-size:10px;{_MUTED}">'
+        f'<span style="position:absolute;left:0">0</span>'
+        f'<span style="position:absolute;right:0">{scale:,} tokens</span></div>'
+    )
     return above, below
 
 
@@ -114,15 +146,24 @@ def log_html(lines: list[tuple[str, str]]) -> str:
     rows = "".join(
         f'<div class="gte-msg gte-msg-{role}" style="{_LINE[role]};padding:4px 8px;margin:3px 0;'
         f'border-radius:3px;white-space:pre-wrap;overflow-wrap:anywhere"><b>{_LABEL[role]}:</b> {_esc(text)}</div>'
-        for role, text in lines)
+        for role, text in lines
+    )
     if not rows:
         rows = f'<div style="{_MUTED}">No messages yet.</div>'
-    count = (f'<div class="gte-log-count" style="{_MUTED};font-size:11px">{len(lines)} messages, newest at '
-             "the bottom: scroll up for older ones</div>") if len(lines) > 6 else ""
+    count = (
+        (
+            f'<div class="gte-log-count" style="{_MUTED};font-size:11px">{len(lines)} messages, newest at '
+            "the bottom: scroll up for older ones</div>"
+        )
+        if len(lines) > 6
+        else ""
+    )
     # column-reverse keeps the scroll position pinned to the newest line; a scrollbar that is always there
     # shows that older lines are above
-    return (f'{count}<div class="gte-log-scroll" style="max-height:380px;overflow-y:scroll;'
-            f'display:flex;flex-direction:column-reverse;{_PANEL}"><div>{rows}</div></div>')
+    return (
+        f'{count}<div class="gte-log-scroll" style="max-height:380px;overflow-y:scroll;'
+        f'display:flex;flex-direction:column-reverse;{_PANEL}"><div>{rows}</div></div>'
+    )
 
 
 def summary_html(state: dict) -> str:
@@ -133,15 +174,20 @@ def summary_html(state: dict) -> str:
         body = f'<div class="gte-summary-text" style="white-space:pre-wrap">{_esc(summary)}</div>'
         tokens = state.get("summary_tokens")
         meta = [f"{tokens:,} tokens"] if tokens else []
-        meta.append("retention n/a (no stated facts to check)" if retention is None
-                    else f"retention {retention:.0%} of the facts it is responsible for")
+        meta.append(
+            "retention n/a (no stated facts to check)"
+            if retention is None
+            else f"retention {retention:.0%} of the facts it is responsible for"
+        )
         body += f'<div class="gte-retention" style="{_MUTED}">{_esc(" · ".join(meta))}</div>'
         missing = state.get("missing") or []
         if missing:  # the facts the summary lost, each on its own line
             lost = "".join(f"<li>{_esc(m)}</li>" for m in missing[:8])
             more = f"<li>… and {len(missing) - 8} more</li>" if len(missing) > 8 else ""
-            body += (f'<div class="gte-lost" style="{_LINE["error"]};padding:2px 6px">lost from the summary:'
-                     f'<ul style="margin:2px 0 0 0;padding-left:1.2em">{lost}{more}</ul></div>')
+            body += (
+                f'<div class="gte-lost" style="{_LINE["error"]};padding:2px 6px">lost from the summary:'
+                f'<ul style="margin:2px 0 0 0;padding-left:1.2em">{lost}{more}</ul></div>'
+            )
     elif state.get("budget") is None and state.get("stage") in ("stateless", "history"):
         body = f'<div style="{_MUTED}">This strategy keeps no summary.</div>'
     else:
@@ -155,8 +201,12 @@ def summary_html(state: dict) -> str:
 
 def state_error_html(err: BaseException) -> str:
     """The summary panel when `memory.state()` failed: the error, so the chat stays usable."""
-    return _panel("gte-summary", "Summary", f'<div style="{_LINE["error"]}">could not read '
-                  f"the memory's state: {_esc(type(err).__name__)}: {_esc(err)}</div>")
+    return _panel(
+        "gte-summary",
+        "Summary",
+        f'<div style="{_LINE["error"]}">could not read '
+        f"the memory's state: {_esc(type(err).__name__)}: {_esc(err)}</div>",
+    )
 
 
 def window_html(state: dict) -> str:
@@ -165,7 +215,9 @@ def window_html(state: dict) -> str:
     rows = "".join(
         f'<li class="gte-window-msg gte-window-{_esc(m.get("role"))}"><b>{_esc(m.get("role"))}</b> '
         f'<span style="{_MUTED}">({_esc(m.get("tokens") if m.get("tokens") is not None else "?")} tok)</span> '
-        f'{_esc(_short(m.get("text", "")))}</li>' for m in window)
+        f"{_esc(_short(m.get('text', '')))}</li>"
+        for m in window
+    )
     budget = state.get("budget")
     head = f"Window: {len(window)} messages, {state.get('window_tokens', 0) or 0:,} tokens"
     head += f" (budget {budget:,})" if budget else ""
@@ -175,8 +227,13 @@ def window_html(state: dict) -> str:
 
 def gauge_panel_html(state: dict) -> str:
     """The token-gauge panel for `state` (its "gauge", or one built from summary and window tokens)."""
-    gauge = state.get("gauge") or {"system": None, "summary": state.get("summary_tokens") or 0, "memories": 0,
-                                   "window": state.get("window_tokens") or 0, "budget": state.get("budget")}
+    gauge = state.get("gauge") or {
+        "system": None,
+        "summary": state.get("summary_tokens") or 0,
+        "memories": 0,
+        "window": state.get("window_tokens") or 0,
+        "budget": state.get("budget"),
+    }
     body = gauge_html(gauge)
     if state.get("gauge") and gauge.get("system") is None:
         body += f'<div style="{_MUTED}">system ?: the system prompt just changed; the next turn counts it</div>'
@@ -188,8 +245,11 @@ def retrieved_html(state: dict) -> str:
     retrieved = state.get("retrieved") or []
     memories = state.get("memories") or []
     if not retrieved and not memories and state.get("stage") != "vector":
-        return _panel("gte-retrieved", "Retrieved memories",
-                      f'<div style="{_MUTED}">none: this stage has no long-term memory</div>')
+        return _panel(
+            "gte-retrieved",
+            "Retrieved memories",
+            f'<div style="{_MUTED}">none: this stage has no long-term memory</div>',
+        )
     rows = "".join(f"<li>{_memory_line(m)}</li>" for m in retrieved)
     kinds: dict[str, int] = {}
     for m in retrieved:
@@ -199,21 +259,30 @@ def retrieved_html(state: dict) -> str:
     floor, ranked = state.get("min_similarity"), state.get("ranked")
     counts = f"{len(retrieved)} sent in the last request{f' ({split})' if len(kinds) > 1 else ''}"
     if ranked:  # the same search's numbers: ranked → at or above the floor → sent (those that fit the budget)
-        counts = (f"{ranked} ranked, {state.get('above_floor', 0)} at or above the floor"
-                  f"{f' {floor:.2f}' if floor is not None else ''}, " + counts)
+        counts = (
+            f"{ranked} ranked, {state.get('above_floor', 0)} at or above the floor"
+            f"{f' {floor:.2f}' if floor is not None else ''}, " + counts
+        )
     sent = f'<div class="gte-retrieved-count" style="{_MUTED}">{_esc(counts)}</div>' if retrieved or ranked else ""
     if floor is not None and floor > -1:
-        sent += (f'<div class="gte-floor" style="{_MUTED}">relevance floor: similarity {floor:.2f}; '
-                 "memories below it are not sent</div>")
-    body = sent + (f'<ul style="margin:0;padding-left:18px">{rows}</ul>' if rows
-                   else f'<div style="{_MUTED}">nothing retrieved for the last turn</div>')
+        sent += (
+            f'<div class="gte-floor" style="{_MUTED}">relevance floor: similarity {floor:.2f}; '
+            "memories below it are not sent</div>"
+        )
+    body = sent + (
+        f'<ul style="margin:0;padding-left:18px">{rows}</ul>'
+        if rows
+        else f'<div style="{_MUTED}">nothing retrieved for the last turn</div>'
+    )
     if memories or state.get("stored_turns"):
         items = "".join(f"<li>{_memory_line(m)}</li>" for m in memories[:50])
         turns = state.get("stored_turns")
         also = f" + {turns} stored turns" if turns is not None else ", with past exchanges"
-        body += (f'<details class="gte-stored"><summary>{len(memories)} stored facts{also}: what retrieval '
-                 f"searches (the facts listed)</summary>"
-                 f'<ul style="margin:0;padding-left:18px">{items}</ul></details>')
+        body += (
+            f'<details class="gte-stored"><summary>{len(memories)} stored facts{also}: what retrieval '
+            f"searches (the facts listed)</summary>"
+            f'<ul style="margin:0;padding-left:18px">{items}</ul></details>'
+        )
     return _panel("gte-retrieved", "Retrieved for the last turn", body)
 
 
@@ -226,10 +295,12 @@ def cost_html(last: dict | None, total_usd: float) -> str:
         cost = "n/a (no price for this model)" if last["cost"] is None else f"${last['cost']:.6f}"
         by = last["by_purpose"]
         parts = " + ".join(f"{p} ${v:.6f}" for p, v in by.items()) if len(by) > 1 else ""
-        body = (f"<div>last turn: <b>{cost}</b>{f' ({_esc(parts)})' if parts else ''}</div>"
-                f"<div>chat call: {last['input_tokens']:,} input + {last['output_tokens']:,} output tokens</div>"
-                f"{_cache_line(last)}"
-                f'<div style="{_MUTED}">this widget so far: ${total_usd:.6f}</div>')
+        body = (
+            f"<div>last turn: <b>{cost}</b>{f' ({_esc(parts)})' if parts else ''}</div>"
+            f"<div>chat call: {last['input_tokens']:,} input + {last['output_tokens']:,} output tokens</div>"
+            f"{_cache_line(last)}"
+            f'<div style="{_MUTED}">this widget so far: ${total_usd:.6f}</div>'
+        )
     return _panel("gte-cost", "Cost", body)
 
 
@@ -264,6 +335,8 @@ def _memory_line(m: Any) -> str:
         meta.append("neighbour of a hit")
     if m.get("created_at"):
         meta.append(str(m["created_at"])[:16])
-    kind = f'<span class="gte-kind-{_esc(m.get("kind", ""))}" style="{_MUTED}">[{_esc(m.get("kind", "memory"))}]</span> '
+    kind = (
+        f'<span class="gte-kind-{_esc(m.get("kind", ""))}" style="{_MUTED}">[{_esc(m.get("kind", "memory"))}]</span> '
+    )
     tail = f' <span style="{_MUTED}">({_esc(", ".join(meta))})</span>' if meta else ""
     return kind + _esc(_short(m.get("text", ""))) + tail
