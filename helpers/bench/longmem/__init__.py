@@ -1,5 +1,5 @@
 """Long conversations: recall against raw-turn baselines, and the budget split. Tools for 06_long_conversations, "Long conversations, measured".
 
 `methods.py` builds each method's request, `command.py` is `python -m helpers.bench longmem`, `data.py` (with
-`pools.py` and `chatter.py`) generates the seeded corpus, `split_study.py` scores budget allocation policies.
+`pools.py`, `topics.py` and `chatter.py`) generates the seeded corpus, `split_study.py` scores budget allocation policies.
 """

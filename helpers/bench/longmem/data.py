@@ -17,7 +17,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from helpers.bench.longmem.chatter import CLOSERS, FOLLOW, MORE, OPENERS, REACT
-from helpers.bench.longmem.pools import ASK, LEAD_IN, PEOPLE, SAY, TOPICS, VALUES
+from helpers.bench.longmem.pools import ASK, LEAD_IN, PEOPLE, SAY, VALUES
+from helpers.bench.longmem.topics import TOPICS
 
 __all__ = ["Conversation", "Question", "CATEGORIES", "SPLITS", "generate", "corpus", "date_forms", "write_jsonl"]
 
