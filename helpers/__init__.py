@@ -25,6 +25,8 @@ THE TAUGHT CORE, in notebook order (read these):
         memory/retriever.py     the hook a later stage plugs into a bounded turn (the protocol)
         memory/pending.py       fold dropped turns into the summary within a bound, never losing one
         memory/fold.py          the session bookkeeping of a summary fold
+        memory/commit.py        commit an exchange under the version guard; rebuild from the logs
+        memory/state.py         the session as the next turn sees it (`--show-state`) and the token gauge
         memory/bounded.py       BoundedMemory: window + summary in MongoDB, resumable
     05  memory/facts.py         per-user facts: dedup, superseded instead of deleted
         memory/facts_worker.py  extraction in a background worker, and its latency

@@ -2,7 +2,8 @@
 
 Read in this order: history.py (01, 02: the turn interface, the goldfish, the history list), caching.py (03:
 prompt-cache breakpoints, the history list with caching on), bounded.py (04:
-window + rolling summary in MongoDB; fold.py holds its session bookkeeping), recall.py and long_term.py (05:
+window + rolling summary in MongoDB; commit.py saves each exchange, state.py shows the session, fold.py holds
+its session bookkeeping), recall.py and long_term.py (05:
 long-term memory as a retriever the bounded memory calls; VectorMemory wires the two). errors.py says what a
 failed turn tells the user.
 """

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 import time
 import uuid
 from pathlib import Path
@@ -12,30 +11,24 @@ import anthropic
 from pymongo.errors import ConnectionFailure, PyMongoError
 
 from helpers.config import Settings
-from helpers.conversation import strip_meta, text_of
+from helpers.conversation import strip_meta
 from helpers.db.store import StoreError
 from helpers.memory.caching import with_cache_breakpoints
-from helpers.memory.errors import SessionConflict, TurnError, explain, explain_store
-from helpers.memory.fold import (
-    committed_exchanges,
-    confirm_turns,
-    new_turn_id,
-    rebase,
-    session_id_from_file,
-    settle_interrupted,
-    summary_fields,
-)
+from helpers.memory.commit import SessionCommit
+from helpers.memory.errors import TurnError, explain, explain_store
+from helpers.memory.fold import new_turn_id, session_id_from_file
 from helpers.memory.history import MemoryBase, TurnResult, check_user_text, reply_text, request_input_tokens
-from helpers.memory.pending import PENDING_MAX_COUNT, PENDING_MAX_TOKENS, fold_pending
+from helpers.memory.pending import PENDING_MAX_COUNT, PENDING_MAX_TOKENS
 from helpers.memory.retriever import Recall, Retriever
-from helpers.memory.summary import merge_summary, system_with_summary
-from helpers.memory.window import trim, trim_in_chunks, window_tokens
+from helpers.memory.state import SessionState
+from helpers.memory.summary import system_with_summary
+from helpers.memory.window import window_tokens
 from helpers.prompts import SCOUT_PERSONA
 
 __all__ = ["BoundedMemory", "session_id_from_file"]
 
 
-class BoundedMemory(MemoryBase):
+class BoundedMemory(SessionCommit, SessionState, MemoryBase):
     """A token-budgeted window plus a rolling summary, persisted in MongoDB. Taught in 04_bounded_memory_mongodb.
 
     One turn: load session → build request (persona + summary in `system`; window + new user turn in
@@ -45,6 +38,8 @@ class BoundedMemory(MemoryBase):
     each committed exchange is handed to it to remember. With `cache_aware=True` the window grows to
     `budget`, then is cut to `low_water` x budget in one go (one summary fold), and the request carries
     prompt-cache breakpoints, so its prefix is read from the cache between folds.
+    The write path (commit an exchange, rebuild from the logs) is helpers/memory/commit.py; what `state()` shows
+    and the token gauge, helpers/memory/state.py.
     """
 
     stage = "bounded"
@@ -280,247 +275,7 @@ class BoundedMemory(MemoryBase):
             split=recall.split.to_dict() if recall is not None and recall.split is not None else None,
         )
 
-    def _place(self, session: dict, exchange: list[dict], base: int | None) -> tuple[dict, dict]:
-        """Apply one exchange without any model call: trim; what was dropped joins `pending`."""
-        grown = [*session["window"], *exchange]
-        window, dropped = (
-            trim_in_chunks(grown, self.budget, int(self.budget * self.low_water))
-            if self.cache_aware
-            else trim(grown, self.budget)
-        )
-        fields = {
-            "window": window,
-            "persona": self.system,
-            "base_tokens": base,
-            "pending": [*session.get("pending", []), *dropped],
-        }
-        return fields, {"dropped": len(dropped), "summary_s": 0.0, "summary_error": None}
-
-    def _merge_pending(self, session: dict, max_chunks: int | None = 1) -> tuple[dict, dict, list[int]]:
-        """Fold the session's pending turns into its summary (helpers.memory.pending); returns (fields, info, seqs left out)."""
-        pending = session.get("pending") or []
-        info: dict = {"summary_s": 0.0, "summary_error": None}
-        if not pending:
-            return {}, info, []
-        t0 = time.perf_counter()
-
-        known = list(session.get("facts") or [])  # every fact the summary is responsible for, carried merge to merge
-
-        def merge(summary: str, messages: list[dict]):
-            result = merge_summary(
-                self.client,
-                self.settings.summary_model,
-                summary,
-                messages,
-                max_tokens=self.summary_max_tokens,
-                extraction_model=self.settings.extraction_model,
-                ledger=self.ledger,
-                check_retention=self.check_retention,
-                known_facts=list(known),
-            )
-            if result.retention is not None or result.facts:
-                known[:] = result.facts
-            return result
-
-        out = fold_pending(
-            merge,
-            session.get("summary", ""),
-            session.get("summary_tokens") or 0,
-            pending,
-            max_tokens=self.pending_max_tokens,
-            max_count=self.pending_max_count,
-            max_chunks=max_chunks,
-        )
-        info["summary_s"] = time.perf_counter() - t0
-        if out.error:
-            self.stats["summary_failures"] += 1
-            info["summary_error"] = out.error
-        if out.warning:
-            info["summary_warning"] = out.warning
-        if out.unsummarised or out.warning:
-            self.stats["unsummarised"] = self.stats.get("unsummarised", 0) + len(out.unsummarised)
-        fields, more, left_out = summary_fields(
-            session, out, known, lambda summary: self._count_base(self.system_prompt({"summary": summary}))
-        )
-        info.update(more)
-        return fields, info, left_out
-
-    def _fold(
-        self, session: dict, exchange: list[dict], base: int | None, max_chunks: int | None = 1
-    ) -> tuple[dict, dict, list[int]]:
-        """Place one exchange and fold what is pending, in one go (import and rebuild: no concurrent save between)."""
-        fields, info = self._place(session, exchange, base)
-        merged, minfo, left_out = self._merge_pending({**session, **fields}, max_chunks)
-        return {**fields, **merged}, {**info, **minfo}, left_out
-
-    def commit_exchange(
-        self, session: dict, exchange: list[dict], base: int, *, remember: bool = True, max_chunks: int | None = 1
-    ) -> tuple[dict, dict]:
-        """Save the exchange with the version guard; the summary merge runs once, before the retry loop.
-
-        A turn folds at most `max_chunks` bounded summary calls (1); an import passes None: as many calls as it
-        takes for everything that left the window (each within the pending bound).
-
-        On a conflict the exchange is placed on the reloaded session (no model call) and the merge result
-        is re-applied if that session still has the same summary and the merged turns pending; otherwise
-        the result is dropped and the turns stay pending for a later merge (never merged twice).
-        Once saved, the retriever (if any) remembers the exchange, unless `remember` is False (a batch import).
-        """
-        fields, info = self._place(session, exchange, base)
-        read = {**session, **fields}
-        merged, minfo, left_out = self._merge_pending(read, max_chunks)
-        info.update(minfo)
-        handled = {m.get("seq") for m in read["pending"]} - {m.get("seq") for m in merged.get("pending", [])}
-        turns = list(dict.fromkeys(m["turn"] for m in exchange if m.get("turn")))
-        for attempt in range(self.MAX_SAVE_ATTEMPTS):
-            if attempt:
-                self.stats["conflicts"] += 1
-                time.sleep(random.uniform(0, 0.005 * (attempt + 1)))
-                session = self.load()
-                fields, _ = self._place(session, exchange, self.base_tokens(session))
-                if merged:
-                    merged = rebase(merged, read, {**session, **fields}, handled)
-                    if merged is None:
-                        merged, left_out = {}, []
-                        info["summary_error"] = info["summary_error"] or "summary not applied: the session changed"
-            # Crash safety: the save records this exchange's turn ids in `commits`, so its entries are committed
-            # the moment it lands; the ids a previous save recorded are confirmed in the logs first, then dropped.
-            confirm_turns(
-                self.store, self.user_id, self.session_id, [t for t in session.get("commits") or [] if t not in turns]
-            )
-            saved = self.store.save_session(
-                self.user_id, self.session_id, session["version"], {**fields, **merged, "commits": turns}
-            )
-            if saved is not None:
-                confirm_turns(self.store, self.user_id, self.session_id, turns)
-                info["conflicts"] = attempt
-                self._mark_unsummarised(left_out)
-                saved = {**self._fresh(), **saved}
-                if remember and self.retriever is not None:  # written once, after the commit point
-                    self.retriever.committed(saved, exchange)
-                return saved, info
-        self.stats["conflicts"] += 1
-        raise SessionConflict(
-            f"session {self.session_id!r} changed {self.MAX_SAVE_ATTEMPTS} times while saving; "
-            "the exchange is kept in the logs: run --rebuild"
-        )
-
-    def settle_interrupted(self) -> dict:
-        """On start: settle what a killed process left 'pending' (helpers.memory.fold.settle_interrupted)."""
-        return settle_interrupted(self.store, self.user_id, self.session_id)
-
-    def _mark_unsummarised(self, seqs: list[int]) -> None:
-        """Log entries left out of the summary: kept, flagged for --rebuild."""
-        if seqs:
-            self.store.set_log_status(self.user_id, self.session_id, seqs, "unsummarised")
-
-    # -- inspection and maintenance
-    def state(self) -> dict:
-        """What `--show-state` prints: the session as the next turn will see it."""
-        return self._state(self.load(create=False))
-
-    def _state(self, session: dict) -> dict:
-        window = [
-            {"role": m["role"], "text": text_of(m), "tokens": m.get("tokens"), "seq": m.get("seq")}
-            for m in session["window"]
-        ]
-        data = {
-            "stage": self.stage,
-            "memories": [],
-            "retrieved": [],
-            "session_id": self.session_id,
-            "user_id": self.user_id,
-            "summary": session.get("summary", ""),
-            "summary_tokens": session.get("summary_tokens", 0),
-            "summary_covers": session.get("summary_covers"),
-            "retention": session.get("retention"),
-            "missing": session.get("missing", []),
-            "pending": len(session.get("pending", [])),
-            "window": window,
-            "unsummarised": session.get("unsummarised") or 0,
-            "summary_warning": session.get("summary_warning"),
-            "window_tokens": window_tokens(session["window"]),
-            "budget": self.budget,
-            "gauge": self._gauge(session),
-            "version": session.get("version", 0),
-            "log_count": self.store.count_logs(self.user_id, self.session_id),
-        }
-        if self.retriever is not None:  # long-term memory: what it holds, what it sent, how the budget was split
-            data.update(self.retriever.describe(session, self.recall, data["gauge"]))
-        return data
-
-    def _gauge(self, session: dict) -> dict:
-        """Where the request's input tokens go: system (persona + framing), summary, memories, window."""
-        summary_tokens = session.get("summary_tokens") or 0
-        base = session.get("base_tokens")
-        if base is None:  # no turn has counted it yet (a new session): count it now, so the gauge is never "?"
-            try:
-                base = self._count_base(self.system_prompt(session))
-            except anthropic.APIError:  # the model cannot be reached: the gauge says "?" until a turn counts it
-                base = None
-        # base_tokens covers framing + persona + summary; retrieved memories change per turn and are not in it
-        return {
-            "system": (base - summary_tokens) if base is not None else None,
-            "summary": summary_tokens,
-            "memories": 0,
-            "window": window_tokens(session["window"]),
-            "budget": self.budget,
-            "reserved_output": self.max_tokens,
-        }
-
     def close(self) -> None:
         """Finish background work of the retriever, if any (every queued exchange is stored before this returns)."""
         if self.retriever is not None:
             self.retriever.close()
-
-    def rebuild(self) -> dict:
-        """Recompute window and summary from the logs (the source of truth), e.g. after a crash or import.
-
-        Safe beside live turns: the transcript read at the start is folded (in summary chunks within the
-        pending bound); if another writer commits meanwhile, only the exchanges it committed are folded on
-        top and the save is retried, so nothing committed is lost or counted twice.
-        """
-        self.settle_interrupted()
-        session = self.load()
-        included: set[int] = set()
-        work = {**self._fresh(), "version": session["version"]}
-        left_out: list[int] = []
-        for attempt in range(self.MAX_SAVE_ATTEMPTS):
-            messages = self._committed_messages(session, included)
-            if attempt == 0:
-                while messages and messages[0]["role"] != "user":  # a leading greeting starts no exchange
-                    included.add(messages.pop(0)["seq"])
-            fields, _info, more = self._fold(work, messages, work.get("base_tokens"), max_chunks=None)
-            left_out += more
-            included |= {m["seq"] for m in messages}
-            work = {**work, **fields, "version": session["version"]}
-            saved = self.store.save_session(
-                self.user_id,
-                self.session_id,
-                session["version"],
-                {k: v for k, v in work.items() if k not in ("user_id", "session_id", "version")},
-            )
-            if saved is not None:
-                in_session = {m.get("seq") for m in [*saved.get("window", []), *saved.get("pending", [])]}
-                folded = sorted(included - set(left_out))
-                # entries recovered into the window, pending or summary are acknowledged again
-                self.store.set_log_status(self.user_id, self.session_id, folded, "ok", only_if_status="unsummarised")
-                self.store.set_log_status(
-                    self.user_id,
-                    self.session_id,
-                    [s for s in folded if s in in_session],
-                    "ok",
-                    only_if_status="pending",
-                )
-                self._mark_unsummarised(left_out)
-                return self.state()
-            self.stats["conflicts"] += 1
-            time.sleep(random.uniform(0, 0.005 * (attempt + 1)))
-            session = self.load()
-        raise SessionConflict("the session kept changing during --rebuild; try again")
-
-    def _committed_messages(self, session: dict, skip: set[int]) -> list[dict]:
-        """Committed log messages not in `skip`, grouped into exchanges (helpers.memory.fold)."""
-        return committed_exchanges(
-            session, self.store.logs_for(self.user_id, self.session_id), skip, self.tokens_of_text
-        )

@@ -128,7 +128,7 @@ def test_bounded_memory_carries_the_facts_it_is_responsible_for(monkeypatch, tmp
             to_dict=lambda: {},
         )
 
-    monkeypatch.setattr("helpers.memory.bounded.merge_summary", fake_merge)
+    monkeypatch.setattr("helpers.memory.commit.merge_summary", fake_merge)
     memory = BoundedMemory(
         None, load_settings(), store=mongomock_store(), budget=1, summary_max_tokens=10, system="persona"
     )

@@ -401,9 +401,9 @@ def test_a_failure_after_the_reply_is_one_line_keeps_the_turn_and_leaves_nothing
     monkeypatch, place, method, error, when
 ):
     if method == "confirm_turns":  # fail the confirmation right after the first save
-        import helpers.memory.bounded as bounded_mod
+        import helpers.memory.commit as commit_mod
 
-        real, state = bounded_mod.confirm_turns, {"left": 1}
+        real, state = commit_mod.confirm_turns, {"left": 1}
 
         def confirm(store, user_id, session_id, turns):
             if state["left"] and turns and store.load_session(user_id, session_id)["commits"] == turns:
@@ -411,7 +411,7 @@ def test_a_failure_after_the_reply_is_one_line_keeps_the_turn_and_leaves_nothing
                 raise error
             return real(store, user_id, session_id, turns)
 
-        monkeypatch.setattr(bounded_mod, "confirm_turns", confirm)
+        monkeypatch.setattr(commit_mod, "confirm_turns", confirm)
     else:
         state = fail_once(monkeypatch, method, error, when)
     argv = ["--stage", "bounded", "--session-file", str(place["session"])]

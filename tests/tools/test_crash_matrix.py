@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-import helpers.memory.bounded as bounded_mod
+import helpers.memory.commit as commit_mod
 from helpers.config import load_settings
 from helpers.conversation import starts_exchange, text_of
 from helpers.db.store import mongomock_store
@@ -67,7 +67,7 @@ def _arm(memory: BoundedMemory, point: str, monkeypatch) -> None:
 
         monkeypatch.setattr(memory.store, "save_session", save)
     else:
-        real_confirm = bounded_mod.confirm_turns
+        real_confirm = commit_mod.confirm_turns
 
         def confirm(store, user, sid, turns):
             done = real_confirm(store, user, sid, turns)
@@ -75,7 +75,7 @@ def _arm(memory: BoundedMemory, point: str, monkeypatch) -> None:
                 raise Killed
             return done
 
-        monkeypatch.setattr(bounded_mod, "confirm_turns", confirm)
+        monkeypatch.setattr(commit_mod, "confirm_turns", confirm)
 
 
 def _committed_user_texts(store) -> list[str]:
@@ -182,8 +182,8 @@ def _old_committed_exchanges(session, logs, skip, tokens_of):
 def test_the_checker_catches_the_loss_the_old_rule_caused(settings, monkeypatch):
     """The issue's loss, reproduced with the old rebuild rule: killed after the save, never settled, folded into
     the summary by the next process, dropped by --rebuild. The checker now reports it."""
-    monkeypatch.setattr(bounded_mod, "committed_exchanges", _old_committed_exchanges)
-    monkeypatch.setattr(bounded_mod, "settle_interrupted", lambda *a: {"ok": 0, "unanswered": 0})
+    monkeypatch.setattr(commit_mod, "committed_exchanges", _old_committed_exchanges)
+    monkeypatch.setattr(commit_mod, "settle_interrupted", lambda *a: {"ok": 0, "unanswered": 0})
 
     def old_session(store):  # sessions had no `commits` list before issue 20
         session = store.load_session("u", "s")
