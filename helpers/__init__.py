@@ -34,7 +34,8 @@ THE TAUGHT CORE, in notebook order (read these):
         memory/forget.py        forget_user: erase one user in every collection (`--forget-user`)
         retrieval/              embeddings.py (MiniLM in numpy via minilm.py, or Voyage), schema.py (the memory
                                 document, the turn unit), bm25.py, ranking.py (rrf, cosine top-k), index.py (MemoryIndex:
-                                store, index turns, search),
+                                the per-user cache, search; writes.py: store memories, index turns; lookups.py: by
+                                hash, source or nearest vector),
                                 inject.py (the one injector: the dated memory block, packing by value per
                                 token); cache.py and atlas.py are plumbing
     06  memory/budget.py        one context budget shared by window, summary and memories

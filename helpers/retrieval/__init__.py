@@ -1,8 +1,8 @@
 """Long-term memory retrieval: store per user, rank (BM25, cosine, RRF), inject. Taught in 05_vector_memory, section 'Extraction → storage → retrieval → injection'.
 
 Read in this order: `schema.py` (the memory document) → `bm25.py` → `ranking.py` (`rrf`) → `names.py` (the
-people of a conversation as a filter) → `index.py` (`MemoryIndex.search` composes them) → `inject.py` (into the
-prompt). `cache.py` and `atlas.py` are plumbing you can skip.
+people of a conversation as a filter) → `index.py` (`MemoryIndex.search` composes them; `writes.py` stores
+memories, `lookups.py` reads them by hash, source or nearest vector) → `inject.py` (into the prompt). `cache.py` and `atlas.py` are plumbing you can skip.
 """
 
 from __future__ import annotations

@@ -15,12 +15,10 @@ import time
 import warnings
 import weakref
 from collections import Counter, OrderedDict
-from collections.abc import Iterable
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from bson import ObjectId
 from pymongo import ASCENDING, DESCENDING
 from pymongo.errors import OperationFailure, PyMongoError
 
@@ -28,22 +26,11 @@ from helpers.config import ConfigError
 from helpers.retrieval.atlas import atlas_rank, supports_vector_search, vector_index_ready
 from helpers.retrieval.cache import PROJECTION, UserRows
 from helpers.retrieval.embeddings import embed_query, get_embedder
+from helpers.retrieval.lookups import MemoryLookups
 from helpers.retrieval.names import SPEAKER_BOOST, boost_speaker, check_boost, named, without_names
-from helpers.retrieval.ranking import cosine_scores, fuse, top_k
-from helpers.retrieval.schema import (
-    KINDS,
-    Hit,
-    TurnUnit,
-    as_utc,
-    check_kinds,
-    check_source,
-    check_user_id,
-    content_hash,
-    encode_vector,
-    episode_text,
-    turn_text,
-    utc_now,
-)
+from helpers.retrieval.ranking import fuse, top_k
+from helpers.retrieval.schema import KINDS, Hit, as_utc, check_kinds, check_user_id, utc_now
+from helpers.retrieval.writes import MemoryWrites
 
 if TYPE_CHECKING:  # pragma: no cover
     from helpers.db.store import Store
@@ -59,7 +46,7 @@ _INDEXES_MADE: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary(
 _INDEXES_LOCK = threading.Lock()
 
 
-class MemoryIndex:
+class MemoryIndex(MemoryWrites, MemoryLookups):
     """Per-user memory search over the `memories` collection: add episodes, search, forget.
 
     Thread-safe (one lock). `half_life_days` sets the default recency weight (None: off); `backend` is
@@ -70,6 +57,8 @@ class MemoryIndex:
     at or after the newest one seen (minus 2 s of slack). Writes through this class update it directly.
     Two things it cannot see: hard deletes made elsewhere and writes from another process that backdate
     `updated_at`; call `invalidate(user_id)` after those.
+
+    Its writes are helpers/retrieval/writes.py, its reads besides search helpers/retrieval/lookups.py (mixins).
     """
 
     def __init__(
@@ -213,223 +202,6 @@ class MemoryIndex:
                 self._users.clear()
             else:
                 self._users.pop(check_user_id(user_id), None)
-
-    # -- writes (used by helpers.memory.facts too)
-    def new_doc(
-        self,
-        user_id: str,
-        kind: str,
-        text: str,
-        vector: np.ndarray,
-        source: dict | None,
-        *,
-        now: datetime | None = None,
-    ) -> dict:
-        """A memory document in the schema of helpers.retrieval.schema (not yet stored)."""
-        if kind not in KINDS:
-            raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-        now = as_utc(now) or utc_now()
-        return {
-            "user_id": check_user_id(user_id),
-            "kind": kind,
-            "text": text,
-            "embedding": encode_vector(vector),
-            "embedding_model": self.embedder.name,
-            "content_hash": content_hash(text),
-            "source": check_source(source),
-            "created_at": now,
-            "updated_at": now,
-            "seen_count": 1,
-            "superseded_by": None,
-            "valid_to": None,
-            "active": True,
-            "expires_at": now + timedelta(seconds=self.ttl_seconds) if self.ttl_seconds else None,
-        }
-
-    def insert(self, doc: dict) -> str:
-        """Store one memory document and add it to the cache; returns its id."""
-        user_id = check_user_id(doc.get("user_id"))
-        with self._lock:
-            self.store.memories.insert_one(doc)
-            if user_id in self._users:
-                self._users[user_id].upsert(doc)
-        return str(doc["_id"])
-
-    def update(
-        self,
-        user_id: str,
-        ids: Iterable[str | ObjectId],
-        fields: dict,
-        *,
-        inc: dict | None = None,
-        only_active: bool = False,
-    ) -> int:
-        """`$set` fields (and `$inc`) on some of the user's memories, then re-read them into the cache."""
-        user_id = check_user_id(user_id)
-        object_ids = [ObjectId(i) for i in ids]
-        if not object_ids:
-            return 0
-        query: dict = {"_id": {"$in": object_ids}, "user_id": user_id}
-        if only_active:
-            query["active"] = True
-        update: dict = {"$set": dict(fields)}
-        if inc:
-            update["$inc"] = dict(inc)
-        with self._lock:
-            matched = self.store.memories.update_many(query, update).matched_count
-            if user_id in self._users:
-                for doc in self.store.memories.find({"_id": {"$in": object_ids}, "user_id": user_id}, PROJECTION):
-                    self._users[user_id].upsert(doc)
-        return matched
-
-    def touch(self, user_id: str, memory_id: str | ObjectId, *, now: datetime | None = None) -> None:
-        """The memory was stated again: updated_at = now, seen_count + 1, expiry pushed back."""
-        now = as_utc(now) or utc_now()
-        later = {"expires_at": now + timedelta(seconds=self.ttl_seconds)} if self.ttl_seconds else {}
-        self.update(user_id, [memory_id], {"updated_at": now, **later}, inc={"seen_count": 1})
-
-    def forget(self, user_id: str, ids: Iterable[str], *, now: datetime | None = None) -> int:
-        """Hide memories from search (active=False, valid_to=now); the documents stay for the record."""
-        now = as_utc(now) or utc_now()
-        return self.update(user_id, ids, {"active": False, "valid_to": now, "updated_at": now})
-
-    def delete_user(self, user_id: str) -> int:
-        """Delete every memory of one user (the right to be forgotten); returns how many."""
-        user_id = check_user_id(user_id)
-        with self._lock:
-            deleted = self.store.memories.delete_many({"user_id": user_id}).deleted_count
-            self._users.pop(user_id, None)
-        return deleted
-
-    def add_episode(
-        self,
-        user_id: str,
-        session_id: str | None,
-        seq: int | None,
-        user_text: str,
-        assistant_text: str,
-        *,
-        now: datetime | None = None,
-    ) -> str:
-        """Store one exchange verbatim ("User: … / Assistant: …") as an `episode` memory; idempotent per source."""
-        user_id = check_user_id(user_id)
-        source = check_source({"session_id": session_id, "seq": seq})
-        if not isinstance(user_text, str) or not isinstance(assistant_text, str):
-            raise ValueError("user_text and assistant_text must be str")
-        text = episode_text(user_text, assistant_text)
-        digest = content_hash(text)
-        with self._lock:
-            if seq is not None:
-                for doc in self.store.memories.find(
-                    {"user_id": user_id, "kind": "episode", "content_hash": digest}, {"source": 1}
-                ):
-                    if doc.get("source") == source:
-                        return str(doc["_id"])  # the same exchange again (a retried write)
-        vector = self.embedder.embed([text])[0]
-        return self.insert(self.new_doc(user_id, "episode", text, vector, source, now=now))
-
-    def add_turns(
-        self, user_id: str, session_id: str, units: list[TurnUnit], *, now: datetime | None = None
-    ) -> list[str]:
-        """Store turns as `episode` memories in one batch (one embedding call, one insert); idempotent per
-        (session, seq). Each text starts with its speaker; each date is when the turn was said."""
-        user_id = check_user_id(user_id)
-        have = {
-            doc["source"]["seq"]
-            for doc in self.store.memories.find(
-                {
-                    "user_id": user_id,
-                    "kind": "episode",
-                    "source.session_id": session_id,
-                    "source.seq": {"$in": [u.seq for u in units]},
-                },
-                {"source": 1},
-            )
-        }
-        todo = [u for u in units if u.seq not in have and u.text.strip()]
-        if not todo:
-            return []
-        texts = [turn_text(u.role, u.text, u.speaker, u.when) for u in todo]
-        vectors = self.embedder.embed(texts)
-        docs = [
-            self.new_doc(user_id, "episode", text, vector, {"session_id": session_id, "seq": u.seq}, now=u.when or now)
-            for u, text, vector in zip(todo, texts, vectors)
-        ]
-        self.store.memories.insert_many(docs, ordered=True)
-        with self._lock:
-            if user_id in self._users:
-                for doc in docs:
-                    self._users[user_id].upsert(doc)
-        return [str(doc["_id"]) for doc in docs]
-
-    # -- reads
-    def participants(self, user_id: str) -> list[str]:
-        """The named speakers of the user's stored turns ("Caroline", "Melanie"); [] for a User/Assistant chat."""
-        with self._lock:
-            return (self._users.get(uid := check_user_id(user_id)) or self._rows(uid)).participants()
-
-    def find_hash(self, user_id: str, kind: str, digest: str) -> Hit | None:
-        """The user's active memory of `kind` with this content hash, if any (newest first)."""
-        user_id = check_user_id(user_id)
-        with self._lock:
-            rows = self._rows(user_id)
-            now_s = time.time()
-            found = [
-                r
-                for r in rows.by_hash.get(digest, ())
-                if rows.kinds[r] == kind and rows.active[r] and rows.expires_s[r] > now_s
-            ]
-            if not found:
-                return None
-            row = max(found, key=lambda r: rows.updated_s[r])
-            return rows.hit(row, 1.0, similarity=1.0)
-
-    def episodes_at(self, user_id: str, keys: set[tuple]) -> dict[tuple, Hit]:
-        """The user's active episode memories at these (session_id, seq) sources (a neighbour's turn)."""
-        user_id = check_user_id(user_id)
-        with self._lock:
-            rows = self._rows(user_id)
-            found = ((key, rows.turn_at.get(key)) for key in keys)  # the cache's (session_id, seq) → turn row
-            return {key: rows.hit(row, 0.0) for key, row in found if row is not None and rows.active[row]}
-
-    def neighbours(
-        self,
-        user_id: str,
-        vector: np.ndarray,
-        *,
-        kinds: tuple[str, ...] = ("fact",),
-        min_similarity: float = 0.0,
-        limit: int = 10,
-        now: datetime | None = None,
-    ) -> list[Hit]:
-        """The user's active memories most similar to `vector` (exact cosine), most similar first."""
-        user_id = check_user_id(user_id)
-        now_s = (as_utc(now) or utc_now()).timestamp()
-        with self._lock:
-            rows = self._rows(user_id)
-            if not rows.n:
-                return []
-            sims = cosine_scores(rows.emb[: rows.n], vector)
-            candidates = np.flatnonzero(rows.valid(check_kinds(kinds), now_s) & (sims >= min_similarity))
-            order = candidates[np.argsort(-sims[candidates], kind="stable")][:limit]
-            return [rows.hit(int(r), float(sims[r]), similarity=float(sims[r])) for r in order]
-
-    def count(self, user_id: str, *, kinds: tuple[str, ...] = ("episode",)) -> int:
-        """How many of the user's memories of these kinds are live (what `all` would list), without building them;
-        read from the cache as the last search left it (no second refresh per request), loaded if absent."""
-        with self._lock:
-            rows = self._users.get(uid := check_user_id(user_id)) or self._rows(uid)
-            return int(rows.valid(check_kinds(kinds), time.time()).sum())
-
-    def all(self, user_id: str, *, kinds: tuple[str, ...] = KINDS, now: datetime | None = None) -> list[Hit]:
-        """Every active memory of the user, oldest first (what search can return)."""
-        user_id = check_user_id(user_id)
-        now_s = (as_utc(now) or utc_now()).timestamp()
-        with self._lock:
-            rows = self._rows(user_id)
-            mask = rows.valid(check_kinds(kinds), now_s)
-            order = sorted((r for r in range(rows.n) if mask[r]), key=lambda r: (rows.updated_s[r], str(rows.ids[r])))
-            return [rows.hit(r, 0.0) for r in order]
 
     def search(
         self,
