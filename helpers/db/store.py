@@ -7,20 +7,19 @@ Terminal: `python -m helpers.db.server status|start|stop` (or `python -m helpers
 
 from __future__ import annotations
 
-import random
 import re
 import sys
-import time
 import warnings
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pymongo import ASCENDING, DESCENDING, MongoClient, ReturnDocument
-from pymongo.errors import BulkWriteError, DuplicateKeyError, PyMongoError
+from pymongo import ASCENDING, MongoClient, ReturnDocument
+from pymongo.errors import DuplicateKeyError, PyMongoError
 
 from helpers.config import Settings, load_settings
+from helpers.db.checks import RESERVED, check_fields, check_id, check_int, now_ms
+from helpers.db.logs import SessionLogs
 from helpers.db.redact import HIDDEN, redact_uri, scrub_secrets
 from helpers.db.server import StoreError, StoreUnavailable, ensure_local_server, main, server_data_path, server_log_path
 
@@ -35,59 +34,18 @@ __all__ = [
 ]
 
 URI_TIMEOUT_MS = 5000  # serverSelectionTimeoutMS for MONGODB_URI unless the URI sets one
-SEQ_ATTEMPTS = 50  # append_log retries when a concurrent writer took the same seq
-_RESERVED = frozenset({"_id", "user_id", "session_id", "version", "created_at", "updated_at"})
-_LOG_FIELDS = frozenset({"seq", "role", "content", "tokens", "status", "reply_to", "error"})
 
 
 class StoreWarning(UserWarning):
     """Raised as a warning when the store falls back to mongomock and nothing will persist."""
 
 
-# ---------------------------------------------------------------------------
-# The Store: connection + sessions + logs
-# ---------------------------------------------------------------------------
-
-
-def _check_id(name: str, value: Any) -> str:
-    """Ids are non-empty str; anything else (a dict like {'$ne': None}) never reaches a query."""
-    if not isinstance(value, str):
-        raise ValueError(f"{name} must be a str, got {type(value).__name__}: {value!r}")
-    if not value:
-        raise ValueError(f"{name} must be a non-empty string")
-    return value
-
-
-def _check_int(name: str, value: Any, optional: bool = False) -> int | None:
-    if value is None and optional:
-        return None
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise ValueError(f"{name} must be an int, got {type(value).__name__}: {value!r}")
-    return value
-
-
-def _check_fields(name: str, fields: Any, reserved: frozenset) -> dict:
-    if fields is None:
-        return {}
-    if not isinstance(fields, dict):
-        raise ValueError(f"{name} must be a dict, got {type(fields).__name__}")
-    for key in fields:
-        if not isinstance(key, str) or not key or key.startswith("$") or "." in key:
-            raise ValueError(f"{name} keys must be plain field names (no '$' prefix, no '.'), got {key!r}")
-        if key in reserved:
-            raise ValueError(f"{name} may not set {key!r}; the store manages {sorted(reserved)}")
-    return dict(fields)
-
-
-def _now() -> datetime:
-    """UTC now, truncated to milliseconds as BSON stores it (so returned docs equal re-loaded ones)."""
-    now = datetime.now(timezone.utc)
-    return now.replace(microsecond=now.microsecond // 1000 * 1000)
-
-
 @dataclass(eq=False)
-class Store:
-    """A database plus the sessions/logs primitives the memory layer composes. Taught in 04_bounded_memory_mongodb."""
+class Store(SessionLogs):
+    """A database plus the sessions/logs primitives the memory layer composes. Taught in 04_bounded_memory_mongodb.
+
+    The log primitives (append_log, append_logs, set_log_status, logs_for, count_logs) are helpers/db/logs.py.
+    """
 
     client: Any = field(repr=False)
     db: Any = field(repr=False)
@@ -145,7 +103,7 @@ class Store:
 
     def with_db(self, db_name: str) -> Store:
         """The same server and client, another database (indexes ensured); closing either closes both."""
-        other = Store(self.client, self.client[_check_id("db_name", db_name)], self.kind, self.uri, self.data_dir)
+        other = Store(self.client, self.client[check_id("db_name", db_name)], self.kind, self.uri, self.data_dir)
         other.ensure_indexes()
         return other
 
@@ -182,7 +140,7 @@ class Store:
         """The isolation filter every query starts from: both ids, literal equality."""
         # The ids are checked to be str, so plain equality is already literal: only a dict could be an
         # operator. Plain form, not {"$eq": ...}, because SecantusDB's planner uses the index only for it.
-        return {"user_id": _check_id("user_id", user_id), "session_id": _check_id("session_id", session_id)}
+        return {"user_id": check_id("user_id", user_id), "session_id": check_id("session_id", session_id)}
 
     def load_session(self, user_id: str, session_id: str) -> dict | None:
         """The session document (without `_id`), or None if there is none."""
@@ -191,7 +149,7 @@ class Store:
     def create_session(self, user_id: str, session_id: str, fields: dict | None = None) -> dict:
         """Insert version 0 (window [], summary '' unless `fields` say otherwise); if it exists, return that."""
         key = self._key(user_id, session_id)
-        now = _now()
+        now = now_ms()
         doc = {
             "user_id": user_id,
             "session_id": session_id,
@@ -200,7 +158,7 @@ class Store:
             "summary": "",
             "created_at": now,
             "updated_at": now,
-            **_check_fields("fields", fields, _RESERVED),
+            **check_fields("fields", fields, RESERVED),
         }
         try:
             self.sessions.insert_one(doc)
@@ -214,8 +172,8 @@ class Store:
 
     def save_session(self, user_id: str, session_id: str, expected_version: int, fields: dict) -> dict | None:
         """Set `fields` and bump version iff it is still `expected_version`; the new doc, or None on conflict."""
-        query = {**self._key(user_id, session_id), "version": _check_int("expected_version", expected_version)}
-        update = {"$set": {**_check_fields("fields", fields, _RESERVED), "updated_at": _now()}, "$inc": {"version": 1}}
+        query = {**self._key(user_id, session_id), "version": check_int("expected_version", expected_version)}
+        update = {"$set": {**check_fields("fields", fields, RESERVED), "updated_at": now_ms()}, "$inc": {"version": 1}}
         # No {"_id": 0} projection here: mongomock then re-reads by the (now stale) version filter and finds nothing.
         doc = self.sessions.find_one_and_update(query, update, return_document=ReturnDocument.AFTER)
         if doc is not None:
@@ -225,149 +183,6 @@ class Store:
     def delete_session(self, user_id: str, session_id: str) -> bool:
         """Delete the session document (its logs stay: they are append-only); True if one was deleted."""
         return self.sessions.delete_one(self._key(user_id, session_id)).deleted_count == 1
-
-    # -- logs -------------------------------------------------------------------------
-
-    def _max_seq(self, key: dict, hint: int | None) -> int:
-        """Highest seq in the session (0 if none). With a hint, scan only seq >= hint (same answer, faster)."""
-        projection = {"seq": 1, "_id": 0}
-        if hint:
-            doc = self.logs.find_one({**key, "seq": {"$gte": hint}}, projection, sort=[("seq", DESCENDING)])
-            if doc:
-                return doc["seq"]
-        doc = self.logs.find_one(key, projection, sort=[("seq", DESCENDING)])
-        return doc["seq"] if doc else 0
-
-    def append_log(
-        self,
-        user_id: str,
-        session_id: str,
-        role: str,
-        content: Any,
-        *,
-        tokens: int | None = None,
-        status: str = "ok",
-        reply_to: int | None = None,
-        extra: dict | None = None,
-    ) -> int:
-        """Append one message with seq = max+1 (unique, gap-free under concurrent writers); return the seq."""
-        key = self._key(user_id, session_id)
-        if not isinstance(role, str) or not isinstance(status, str):
-            raise ValueError(f"role and status must be str, got {role!r}, {status!r}")
-        _check_int("tokens", tokens, optional=True)
-        _check_int("reply_to", reply_to, optional=True)
-        more = _check_fields("extra", extra, _RESERVED | _LOG_FIELDS)
-        cache_key = (user_id, session_id)
-        for attempt in range(SEQ_ATTEMPTS):
-            seq = self._max_seq(key, self._last_seq.get(cache_key)) + 1
-            doc = {
-                "user_id": user_id,
-                "session_id": session_id,
-                "seq": seq,
-                "role": role,
-                "content": content,
-                "tokens": tokens,
-                "status": status,
-                "reply_to": reply_to,
-                "created_at": _now(),
-                "error": None,
-                **more,
-            }
-            try:
-                self.logs.insert_one(doc)
-            except DuplicateKeyError:  # a concurrent writer took this seq: back off (jittered), re-read the max
-                time.sleep(random.uniform(0, min(0.05, 0.001 * 2**attempt)))  # so a starved writer gets a turn
-                continue
-            if len(self._last_seq) > 10_000:
-                self._last_seq.clear()
-            self._last_seq[cache_key] = seq
-            return seq
-        raise StoreError(
-            f"append_log gave up after {SEQ_ATTEMPTS} seq collisions for "
-            f"user {user_id!r} session {session_id!r}; too many concurrent writers?"
-        )
-
-    def append_logs(self, user_id: str, session_id: str, entries: list[dict], *, status: str = "ok") -> list[int]:
-        """Append many messages ({role, content, tokens?, extra?}) in one ordered insert; return their seqs.
-
-        Same seqs as one `append_log` each (max+1, gap-free): if a concurrent writer takes a seq first, the
-        entries not yet written fall back to `append_log` one by one, so none is lost or written twice.
-        """
-        key = self._key(user_id, session_id)
-        docs = []
-        for entry in entries:
-            role, tokens = entry.get("role"), entry.get("tokens")
-            if not isinstance(role, str):
-                raise ValueError(f"role must be a str, got {role!r}")
-            _check_int("tokens", tokens, optional=True)
-            more = _check_fields("extra", entry.get("extra"), _RESERVED | _LOG_FIELDS)
-            docs.append(
-                {
-                    "user_id": user_id,
-                    "session_id": session_id,
-                    "role": role,
-                    "content": entry.get("content"),
-                    "tokens": tokens,
-                    "status": status,
-                    "reply_to": None,
-                    "error": None,
-                    **more,
-                }
-            )
-        if not docs:
-            return []
-        first = self._max_seq(key, self._last_seq.get((user_id, session_id))) + 1
-        now = _now()
-        for i, doc in enumerate(docs):
-            doc.update(seq=first + i, created_at=now)
-        try:
-            self.logs.insert_many(docs, ordered=True)
-            written = len(docs)
-        except BulkWriteError as err:
-            written = int(err.details.get("nInserted", 0))
-        seqs = [first + i for i in range(written)]
-        if written:
-            self._last_seq[(user_id, session_id)] = seqs[-1]
-        for doc in docs[written:]:  # a concurrent writer got in between: one at a time from here
-            extra = {k: v for k, v in doc.items() if k not in _RESERVED | _LOG_FIELDS}
-            seqs.append(
-                self.append_log(
-                    user_id, session_id, doc["role"], doc["content"], tokens=doc["tokens"], status=status, extra=extra
-                )
-            )
-        return seqs
-
-    def set_log_status(
-        self,
-        user_id: str,
-        session_id: str,
-        seqs: list[int],
-        status: str,
-        *,
-        error: str | None = None,
-        only_if_status: str | None = None,
-    ) -> int:
-        """Set status (and error, None clears it) on those seqs, optionally only where status matches; count matched."""
-        key = self._key(user_id, session_id)
-        seqs = [_check_int("seq", s) for s in seqs]
-        if not isinstance(status, str):
-            raise ValueError(f"status must be a str, got {status!r}")
-        if not seqs:
-            return 0
-        query = {**key, "seq": {"$in": seqs}}
-        if only_if_status is not None:
-            if not isinstance(only_if_status, str):
-                raise ValueError(f"only_if_status must be a str, got {only_if_status!r}")
-            query["status"] = only_if_status
-        return self.logs.update_many(query, {"$set": {"status": status, "error": error}}).matched_count
-
-    def logs_for(self, user_id: str, session_id: str) -> list[dict]:
-        """Every log entry of the session, ordered by seq (without `_id`)."""
-        return list(self.logs.find(self._key(user_id, session_id), {"_id": 0}).sort("seq", ASCENDING))
-
-    def count_logs(self, user_id: str, session_id: str) -> int:
-        """How many log entries the session has."""
-        return self.logs.count_documents(self._key(user_id, session_id))
 
 
 # -- connection resolution --------------------------------------------------
