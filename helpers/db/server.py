@@ -2,29 +2,37 @@
 
 SecantusDB is GPL-2.0, so it is only ever run as a separate process and spoken to over the wire; it is never
 imported. helpers.db.store.open_store starts it on demand. Terminal: `python -m helpers.db.server status|start|stop`
-(`python -m helpers.db.store ...` does the same).
+(`python -m helpers.db.store ...` does the same). helpers.db.instance finds the server on disk and among processes.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import shutil
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from pymongo import MongoClient
-from pymongo.errors import PyMongoError
-
 from helpers.config import load_settings
-from helpers.db.processes import cmdline, free_port, pid_running, port_of, port_open, terminate
+from helpers.db.instance import (
+    HOST,
+    SERVER_BINARY,
+    ServerPaths,
+    is_our_server,
+    live_uri,
+    local_uri,
+    ping,
+    read_record,
+    server_paths,
+    server_pids,
+    write_record,
+)
+from helpers.db.processes import free_port, pid_running, port_of, port_open, terminate
 from helpers.db.redact import redact_uri
 
 __all__ = [
@@ -39,8 +47,6 @@ __all__ = [
     "main",
 ]
 
-SERVER_BINARY = "secantusd-py"
-HOST = "127.0.0.1"
 START_TIMEOUT_S = 20.0  # bounded wait for the first ping after starting the server
 STOP_TIMEOUT_S = 15.0  # SIGTERM grace period before SIGKILL (a clean stop takes ~3 s)
 LOCK_TIMEOUT_S = 60.0  # waiting for another process that is starting/stopping the server
@@ -65,24 +71,6 @@ class StoreUnavailable(StoreError):
     """No usable database: the message says which setting or command fixes it. Taught in 04."""
 
 
-@dataclass(frozen=True)
-class _Paths:
-    root: Path  # <data_dir>/secantus
-    storage: Path  # WiredTiger home: one server process at a time
-    record: Path  # server.json: pid, host, port, started_at, log
-    log: Path
-    lock: Path
-
-
-def _paths(data_dir: str | os.PathLike) -> _Paths:
-    root = Path(data_dir).expanduser().resolve() / "secantus"
-    return _Paths(root, root / "db", root / "server.json", root / "server.log", root / "server.lock")
-
-
-def _local_uri(port: int) -> str:
-    return f"mongodb://{HOST}:{port}/?directConnection=true"
-
-
 def _find_server_binary() -> Path | None:
     """The `secantusd-py` console script next to this Python, else on PATH, else None."""
     candidate = Path(sys.executable).parent / SERVER_BINARY
@@ -92,74 +80,8 @@ def _find_server_binary() -> Path | None:
     return Path(found) if found else None
 
 
-def _is_our_server(pid: int, storage: Path) -> bool:
-    """Guard against pid reuse: on Linux the process must be secantusd on this storage dir."""
-    args = cmdline(pid)
-    if args is None:
-        return pid_running(pid)
-    return any(SERVER_BINARY in a for a in args) and str(storage) in args
-
-
-def _server_pids(storage: Path) -> list[int]:
-    """Live secantusd processes serving `storage`, found via /proc (Linux only; else [])."""
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return []
-    pids = []
-    for entry in proc.iterdir():
-        if entry.name.isdigit() and int(entry.name) != os.getpid():
-            pid = int(entry.name)
-            if _is_our_server(pid, storage) and pid_running(pid):
-                pids.append(pid)
-    return pids
-
-
-def _ping(uri: str, timeout_ms: int = 2000) -> bool:
-    client: MongoClient = MongoClient(uri, serverSelectionTimeoutMS=timeout_ms, connectTimeoutMS=timeout_ms)
-    try:
-        client.admin.command("ping")
-        return True
-    except PyMongoError:
-        return False
-    finally:
-        client.close()
-
-
-def _read_record(paths: _Paths) -> dict | None:
-    try:
-        record = json.loads(paths.record.read_text())
-    except (OSError, ValueError):
-        return None
-    return record if isinstance(record, dict) else None
-
-
-def _write_record(paths: _Paths, pid: int, port: int) -> dict:
-    record = {
-        "pid": pid,
-        "host": HOST,
-        "port": port,
-        "uri": _local_uri(port),
-        "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "storage_path": str(paths.storage),
-        "log": str(paths.log),
-    }
-    tmp = paths.record.with_suffix(f".tmp{os.getpid()}")
-    tmp.write_text(json.dumps(record, indent=2) + "\n")
-    os.replace(tmp, paths.record)
-    return record
-
-
-def _live_uri(paths: _Paths) -> str | None:
-    """The recorded server's URI if its process is alive and it answers a ping, else None."""
-    record = _read_record(paths)
-    pid, port = (record or {}).get("pid"), (record or {}).get("port")
-    if not isinstance(port, int) or not pid_running(pid) or not _is_our_server(pid, paths.storage):
-        return None
-    return _local_uri(port) if port_open(port) and _ping(_local_uri(port)) else None
-
-
 @contextlib.contextmanager
-def _locked(paths: _Paths, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
+def _locked(paths: ServerPaths, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
     """Hold an exclusive flock on <data_dir>/secantus/server.lock (serialises start/stop across processes)."""
     import fcntl  # POSIX only; imported here so MONGODB_URI users on Windows can still import this module
 
@@ -183,7 +105,7 @@ def _locked(paths: _Paths, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _log_tail(paths: _Paths, lines: int = 15) -> str:
+def _log_tail(paths: ServerPaths, lines: int = 15) -> str:
     """The last lines the server wrote since our most recent start header."""
     try:
         text = paths.log.read_text(errors="replace")
@@ -194,7 +116,7 @@ def _log_tail(paths: _Paths, lines: int = 15) -> str:
     return "\n".join("    " + line for line in tail) or "    (log is empty)"
 
 
-def _spawn(binary: Path, port: int, paths: _Paths) -> int:
+def _spawn(binary: Path, port: int, paths: ServerPaths) -> int:
     """Start the daemon fully detached (own session, no inherited pipes); return its pid."""
     stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
     with open(paths.log, "a") as log:
@@ -233,12 +155,12 @@ def _wait_ready(pid: int, port: int, deadline: float) -> str | None:
         if not port_open(port):
             time.sleep(0.05)
             continue
-        if _ping(_local_uri(port)):
+        if ping(local_uri(port)):
             return None
     return f"no answer to ping within {START_TIMEOUT_S:.0f} s"
 
 
-def _start(paths: _Paths) -> str:
+def _start(paths: ServerPaths) -> str:
     binary = _find_server_binary()
     if binary is None:
         raise StoreUnavailable(
@@ -252,8 +174,8 @@ def _start(paths: _Paths) -> str:
         pid = _spawn(binary, port, paths)
         problem = _wait_ready(pid, port, deadline)
         if problem is None:
-            _write_record(paths, pid, port)
-            return _local_uri(port)
+            write_record(paths, pid, port)
+            return local_uri(port)
         if pid_running(pid):
             terminate(pid, timeout=5.0, port=port)
         tail = _log_tail(paths)
@@ -261,7 +183,7 @@ def _start(paths: _Paths) -> str:
             continue  # another program grabbed the port between our probe and the bind
         hint = ""
         if "resource busy" in tail.lower():
-            holders = [p for p in _server_pids(paths.storage) if p != pid]
+            holders = [p for p in server_pids(paths.storage) if p != pid]
             who = f"process {holders}" if holders else "another process"
             hint = f" {who} already holds this data dir (see `pgrep -af secantusd`); stop it first."
         raise StoreUnavailable(
@@ -274,40 +196,40 @@ def _start(paths: _Paths) -> str:
 
 def ensure_local_server(data_dir: str | os.PathLike) -> str:
     """Reuse the live local server for `data_dir`, or start one; return its URI. Taught in 04."""
-    paths = _paths(data_dir)
-    uri = _live_uri(paths)
+    paths = server_paths(data_dir)
+    uri = live_uri(paths)
     if uri:
         return uri
     with _locked(paths):
-        uri = _live_uri(paths)  # someone may have started it while we waited for the lock
+        uri = live_uri(paths)  # someone may have started it while we waited for the lock
         if uri:
             return uri
-        record = _read_record(paths)
+        record = read_record(paths)
         if record:  # stale: dead pid, or alive but not answering
             pid = record.get("pid")
-            if pid_running(pid) and _is_our_server(pid, paths.storage):
+            if pid_running(pid) and is_our_server(pid, paths.storage):
                 terminate(pid, STOP_TIMEOUT_S, port_of(pid))
             paths.record.unlink(missing_ok=True)
-        for pid in _server_pids(paths.storage):  # running without a record (record deleted): adopt it
+        for pid in server_pids(paths.storage):  # running without a record (record deleted): adopt it
             port = port_of(pid)
-            if port and _ping(_local_uri(port)):
-                _write_record(paths, pid, port)
-                return _local_uri(port)
+            if port and ping(local_uri(port)):
+                write_record(paths, pid, port)
+                return local_uri(port)
         return _start(paths)
 
 
 def stop_local_server(data_dir: str | os.PathLike, timeout: float = STOP_TIMEOUT_S) -> bool:
     """Stop the local server for `data_dir` (SIGTERM, then SIGKILL); True if one was running."""
-    paths = _paths(data_dir)
+    paths = server_paths(data_dir)
     if not paths.root.exists():
         return False
     with _locked(paths):
-        record = _read_record(paths) or {}
+        record = read_record(paths) or {}
         pids = []
         pid = record.get("pid")
-        if pid_running(pid) and _is_our_server(pid, paths.storage):
+        if pid_running(pid) and is_our_server(pid, paths.storage):
             pids.append(pid)
-        pids += [p for p in _server_pids(paths.storage) if p not in pids]
+        pids += [p for p in server_pids(paths.storage) if p not in pids]
         for pid in pids:
             terminate(pid, timeout, port_of(pid) or record.get("port"))
         paths.record.unlink(missing_ok=True)
@@ -316,17 +238,17 @@ def stop_local_server(data_dir: str | os.PathLike, timeout: float = STOP_TIMEOUT
 
 def local_server_status(data_dir: str | os.PathLike) -> dict:
     """Is the local server for `data_dir` running? pid, port, uri, data path, log path."""
-    paths = _paths(data_dir)
-    record = _read_record(paths) or {}
+    paths = server_paths(data_dir)
+    record = read_record(paths) or {}
     port = record.get("port") if isinstance(record.get("port"), int) else None
-    alive = pid_running(record.get("pid")) and _is_our_server(record["pid"], paths.storage)
-    running = bool(alive and port and port_open(port) and _ping(_local_uri(port), 1000))
+    alive = pid_running(record.get("pid")) and is_our_server(record["pid"], paths.storage)
+    running = bool(alive and port and port_open(port) and ping(local_uri(port), 1000))
     return {
         "running": running,
         "pid": record.get("pid") if alive else None,
         "host": HOST if port else None,
         "port": port,
-        "uri": _local_uri(port) if port else None,
+        "uri": local_uri(port) if port else None,
         "started_at": record.get("started_at"),
         "stale_record": bool(record) and not running,
         "data_path": str(paths.storage),
@@ -337,12 +259,12 @@ def local_server_status(data_dir: str | os.PathLike) -> dict:
 
 def server_log_path(data_dir: str | os.PathLike) -> Path:
     """The local server's log file for `data_dir` (named in error messages)."""
-    return _paths(data_dir).log
+    return server_paths(data_dir).log
 
 
 def server_data_path(data_dir: str | os.PathLike) -> Path:
     """The directory the local server keeps its data in, for `data_dir`."""
-    return _paths(data_dir).storage
+    return server_paths(data_dir).storage
 
 
 # ---------------------------------------------------------------------------

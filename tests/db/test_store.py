@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from helpers.config import load_settings
 from helpers.db import server as localserver
+from helpers.db.instance import server_pids
 from helpers.db.processes import pid_running
 from helpers.db.server import ensure_local_server, local_server_status, stop_local_server
 from helpers.db.store import Store, StoreError, StoreUnavailable, StoreWarning, mongomock_store, open_store
@@ -428,7 +429,7 @@ def test_racing_starts_share_one_server(scratch_dir):
     results = [r.communicate(timeout=60) for r in racers]
     assert [r.returncode for r in racers] == [0, 0, 0], [err[-2000:] for _, err in results]
     assert len({out.strip() for out, _ in results}) == 1  # the flock let exactly one of them start a server
-    assert localserver._server_pids((scratch_dir / "secantus" / "db").resolve()) == [_record(scratch_dir)["pid"]]
+    assert server_pids((scratch_dir / "secantus" / "db").resolve()) == [_record(scratch_dir)["pid"]]
 
 
 @pytest.mark.slow
