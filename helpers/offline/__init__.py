@@ -19,6 +19,7 @@ next requests to `/v1/messages` fail that way, in order.
 - `question`   what a question asks about and the kind of answer it wants
 - `statements` statements in a request: sentences, clauses, whose words, about whom
 - `answer`     the answer-or-decline decision: same subject, the thing asked about, a good enough match
+- `cues`       what a question's wording asks for (a time, a date, a reason, a figure) and a statement's rules out
 - `reader`     the statement that answers a question, said back in second person
 - `reply`      the chat reply built from the reader
 - `fact_rules` facts as third-person statements; when two facts clash

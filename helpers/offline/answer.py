@@ -12,7 +12,7 @@ import re
 import threading
 from dataclasses import dataclass
 
-from helpers.offline import lexicon
+from helpers.offline import cues, lexicon
 from helpers.offline.kinds import is_kind_of, is_specific, other_member
 from helpers.offline.language import (
     PERSON_STEMS,
@@ -127,32 +127,12 @@ OBJECT_MIN = 0.44  # word similarity at which "my reptile" is "my tortoise" when
 INSTANCE_MIN = 0.36  # word similarity of a kind asked for ("which dish") and a word said for it ("lasagna")
 INSTANCE_SENTENCE_MIN = 0.35  # ... in a statement at least this close to the question as a whole
 POSITION_MIN = 0.55  # "where do I like to sit" is answered by a position ("a window seat") when the sentences agree
-_PREFERENCE = re.compile(r"\b(?:favou?rite|love|like|enjoy|prefer|adore|fond)\b", re.I)
-_NEGATIVE = re.compile(
-    r"\b(?:not|never|no|can't|cannot|won't|don't|avoids?|hates?|dislikes?|allergic|intolerant|leave it out|"
-    r"steer clear|stand)\b|n't\b",
-    re.I,
-)
 
 
 _SECRET = stem("secret")
 _OWNED = re.compile(r"(?i)\b(?:my|our|your|the user's)\s+(?:[\w-]+\s+)?([\w-]+)")
 PREDICATE_MIN = 0.45  # word similarity at which a time said ("autumn") is the time a question names ("fall")
 _GENERIC_TIME = frozenset("time day week month year date".split())
-_CLOCK_ASKED = re.compile(r"(?i)\b(?:what|which) time\b(?! of (?:year|day|the year))")
-_CLOCK = re.compile(
-    r"(?i)\d{1,2}[:.]\d\d|\d\s*(?:am|pm|a\.m\.|p\.m\.|h\b)|\b\d{4}\b|\b(?:at|from|by|until|till|before|after) "
-    r"(?:\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b|"
-    r"\b(?:noon|midday|midnight|o'clock|half (?:past|\w+)|quarter (?:past|to))\b"
-)  # not "the 17th"
-_DATE_ASKED = re.compile(r"(?i)\b(?:what|which) (?:date|day of the month)\b|\bon (?:what|which) date\b")
-_DAY_OF_MONTH = re.compile(
-    r"(?i)\d|\b(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|"
-    r"twelfth|\w+teenth|twentieth|thirtieth|twenty-\w+|thirty-first)\b"
-)
-_REASON_ASKED = re.compile(r"(?i)^\W*why\b")
-_REASON = re.compile(r"(?i)\b(?:because|since|as|so|due to|after|for|ever since|'cause|cos)\b")
-_MAKE_ASKED = re.compile(r"(?i)\b(?:what|which) (?:brand|make|model|label)\b")
 
 
 PHRASE_MIN = 0.6  # MiniLM cosine at which a noun phrase asked ("my morning brew") is said in other words ("coffee")
@@ -212,73 +192,6 @@ def _instance(focus: str, word: str, question: Question, st: Statement) -> bool:
 def _measured(word: str) -> bool:
     """A kind of answer that is a property or a quantity ("colour", "hours", "salary"), not a thing with a name."""
     return any(lexicon.is_a(word, kind, first=2, general=True) for kind in ("attribute", "measure", "magnitude"))
-
-
-def _opposed(question: Question, st: Statement) -> bool:
-    """The statement says the opposite of a word of the question ("our *new* puppy" / "our *old* dog")."""
-    return any(
-        lexicon.opposite(w, said)
-        for s, w in question.words.items()
-        if s not in st.stems
-        and not any(lexicon.synonymous(w, other, first=2) for other in st.words)  # "shut": "we close"
-        for said in st.words
-    )
-
-
-_UNSURE = re.compile(
-    r"(?i)\b(?:can't|cannot|don't|do not|doesn't) (?:remember|recall|know)|\bnot sure\b|\bno idea\b|"
-    r"\bhaven't (?:decided|picked|chosen|heard)|\bundecided\b|\bwhether\b|\bsometime\b|"
-    r"\bforg[eo]t (?:which|what|when|where|exactly|the exact)\b|\b(?:thinking|thought) (?:about|of)\b|\bmaybe\b|\bperhaps\b"
-)
-_HEDGED = re.compile(
-    r"(?i)\b(?:might|maybe|perhaps|thinking|considering|could)\b"
-)  # a question that asks about a maybe
-_NOWADAYS = re.compile(r"(?i)\b(?:nowadays|these days|currently|at the moment|any more|anymore|now)\b")
-_NO_LONGER = re.compile(
-    r"(?i)\b(?:used to|formerly|previously|no longer|not any ?more|gave up|quit|grown out of)\b|"
-    r"\b(?:my|our) (?:old|former|ex-?)\b"
-)
-_LATER = re.compile(r"(?i)\b(?:next|upcoming|going to|will|'ll|planning|plan to)\b")
-_PAST_EVENT = re.compile(r"(?i)\b(?:went|last (?:year|month|week|summer|winter|spring|autumn|time)|ago)\b")
-_FIGURE_KINDS = ("number", "code", "identification", "id", "pin", "payment", "amount", "sum", "figure", "reference")
-
-
-def _figure_asked(question: Question) -> bool:
-    """The thing asked for is a figure or a code ("what salary", "which digits", "the booking reference", "my PIN")."""
-    asked = (
-        list(question.focus) + list(question.weighted) + [stem(w) for w in re.findall(r"\b[A-Z]{2,}\b", question.text)]
-    )  # an acronym: "PIN", "VAT"
-    return any(
-        lexicon.is_a(question.words.get(s, s), kind, first=1, general=True)
-        or question.words.get(s, s).lower() in _FIGURE_KINDS
-        for s in asked
-        for kind in _FIGURE_KINDS
-    )
-
-
-def _figure_said(question: Question, st: Statement) -> bool:
-    """The statement holds a figure or a code the question does not: "£42,000", "0088", "BA274", "5C"."""
-    mine = set(re.findall(r"[\w£$€.,:/-]+", question.text))
-    return any(
-        t not in mine and (any(ch.isdigit() for ch in t) or (len(t) > 1 and t.isupper() and t != "I"))
-        for t in re.findall(r"[\w£$€.,:/-]+", st.text)
-    )
-
-
-_OTHER_OWNER = re.compile(
-    r"(?i)\b(?:his|her|their|its)\b|\b(?!my\b|our\b)[a-z]+(?:'s|s')\s|"
-    r"\b(?!I\b|we\b)[a-z]+\s+(?:has|have|owns?)\b"
-)
-
-
-def _owned_by_user(head: str, st: Statement) -> bool:
-    """ "my dog": the statement's dog is not someone else's ("our neighbours have a dog", "his dog", "Sam's dog")."""
-    toks = re.findall(r"[\w'’]+", st.text)
-    at = [i for i, t in enumerate(toks) if stem(t) == head]
-    if not at:
-        return True  # named another way (an alias, a synonym): the other checks decide
-    before = " ".join(toks[max(0, at[0] - 5) : at[0]])
-    return not _OTHER_OWNER.search(before) or bool(re.search(r"(?i)\b(?:my|our)\s+\S*\s*$", before))
 
 
 def _focus_named(f: str, word: str, question: Question, st: Statement, alias: dict[str, set[str]]) -> bool:
@@ -354,33 +267,37 @@ def judge(question: Question, st: Statement, alias: dict[str, set[str]]) -> tupl
         not _time_met(qwords.get(q, q), st) for q in question.stems if q not in modifiers
     ):
         return None, "other occasion"  # "where are we going at Christmas": a plan for another time is not it
-    if _CLOCK_ASKED.search(question.text) and not _CLOCK.search(st.text):
+    if cues.CLOCK_ASKED.search(question.text) and not cues.CLOCK.search(st.text):
         return None, "no clock time"  # "what time is my appointment": the day it moved to is not the time
-    if _DATE_ASKED.search(question.text) and not _DAY_OF_MONTH.search(st.text):
+    if cues.DATE_ASKED.search(question.text) and not cues.DAY_OF_MONTH.search(st.text):
         return None, "no date"  # "on which date is the wedding": "next summer" is no date
-    if _REASON_ASKED.search(question.text) and not _REASON.search(st.text):
+    if cues.REASON_ASKED.search(question.text) and not cues.REASON.search(st.text):
         return None, "no reason"  # "why did Tomás give up meat": "Tomás is vegetarian" gives none
     if (
-        _MAKE_ASKED.search(question.text)
+        cues.MAKE_ASKED.search(question.text)
         and not re.search(r"\b[a-z]+[A-Z]\w*", st.text)
         and not [n for n in proper_names(st.text) if n.lower() not in TIME_WORDS and n not in question.text]
     ):
         return None, "no make"  # "what make is my laptop": "about six years old" names none
     if not question.stems:
         return None, "empty question"
-    if _opposed(question, st):
+    if cues.opposed(question, st):
         return None, "opposite"  # "what breed is our new puppy": the old dog is another animal
-    if _UNSURE.search(st.text) and not _HEDGED.search(question.text):
+    if cues.UNSURE.search(st.text) and not cues.HEDGED.search(question.text):
         return None, "unsure"  # "a hair appointment next week, can't remember which day": it does not know either
-    if (_NOWADAYS.search(question.text) and _NO_LONGER.search(st.text) and not _NOWADAYS.search(st.text)) or (
-        _LATER.search(question.text) and _PAST_EVENT.search(st.text) and not _LATER.search(st.text)
-    ):
+    if (
+        cues.NOWADAYS.search(question.text) and cues.NO_LONGER.search(st.text) and not cues.NOWADAYS.search(st.text)
+    ) or (cues.LATER.search(question.text) and cues.PAST_EVENT.search(st.text) and not cues.LATER.search(st.text)):
         return None, "another time"  # "my favourite sport nowadays" / "I used to love skiing"; "next" / "last year"
-    if _figure_asked(question) and not _figure_said(question, st):
+    if cues.figure_asked(question) and not cues.figure_said(question, st):
         return None, "no figure"  # "the booking reference", "what salary": a figure or a code, not a name
-    if any(not _owned_by_user(h, st) for h in question.mine_heads):
+    if any(not cues.owned_by_user(h, st) for h in question.mine_heads):
         return None, "someone else's"  # "what's my dog called": the neighbours' dog is not it
-    if _PREFERENCE.search(question.text) and not _NEGATIVE.search(question.text) and _NEGATIVE.search(st.text):
+    if (
+        cues.PREFERENCE.search(question.text)
+        and not cues.NEGATIVE.search(question.text)
+        and cues.NEGATIVE.search(st.text)
+    ):
         return None, "opposite feeling"  # asked what they like; the statement says what they avoid or dislike
     important = set(question.heads) | set(question.objects) | set(question.focus) | set(question.weighted)
     weights = [2.0 if s in important else 1.0 for s in question.stems]
