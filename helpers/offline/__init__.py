@@ -13,7 +13,8 @@ next requests to `/v1/messages` fail that way, in order.
 
 - `bpe`        local BPE token counts and the documented framing overheads (03)
 - `faults`     injected API faults for reliability tests
-- `language`   sentences, stems, synonyms, answer types; `lexicon` WordNet 3.0 (built by scripts/build_wordnet.py)
+- `language`   sentences, stems, answer types; `lexicon` WordNet 3.0 (built by scripts/build_wordnet.py)
+- `synonyms`   synonym groups; words for the same person
 - `kinds`      kinds of things and their members ("jazz" is music)
 - `person`     who a sentence is about; first/second/third person rewriting; pronouns
 - `question`   what a question asks about and the kind of answer it wants

@@ -19,14 +19,12 @@ from helpers.offline.language import (
     TIME_WORDS,
     has_answer_type,
     proper_names,
-    related,
-    same_person,
     stem,
-    synonyms,
 )
 from helpers.offline.person import mentions
 from helpers.offline.question import Question
 from helpers.offline.statements import Statement
+from helpers.offline.synonyms import related, same_person, synonyms
 
 __all__ = ["cosine", "rank", "judge", "Scored", "SEMANTIC_MIN"]
 

@@ -15,9 +15,10 @@ import functools
 import re
 from dataclasses import dataclass
 
-from helpers.offline.language import content_stems, related, sentences, stem, synonyms, words
+from helpers.offline.language import content_stems, sentences, stem, words
 from helpers.offline.person import first_person, resolve_pronouns, second_to_third, strip_discourse, to_third
 from helpers.offline.reader import is_question, split_clauses
+from helpers.offline.synonyms import related, synonyms
 
 __all__ = [
     "facts_from_turns",

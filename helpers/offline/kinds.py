@@ -6,7 +6,8 @@ the same kind ("wine" asked, "tea" said) is about something else.
 
 from __future__ import annotations
 
-from helpers.offline.language import related, stem
+from helpers.offline.language import stem
+from helpers.offline.synonyms import related
 
 __all__ = ["is_kind_of", "is_specific", "other_member"]
 
