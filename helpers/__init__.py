@@ -15,8 +15,8 @@ THE TAUGHT CORE, in notebook order (read these):
     03  tokens.py               measured token counts (usage, count_tokens, the local BPE)
         pricing.py              prices, cost_of and the CostLedger
         memory/caching.py       prompt-cache breakpoints; CachedHistoryMemory (the history list, cached)
-        sim/                    scripts.py (the scripted trip chat), simulate.py (the strategy table and the
-                                simulator), plots.py (the plots of 03, 04 and 07)
+        sim/                    scripts.py (the scripted trip chat), strategies.py (the strategy table),
+                                simulate.py (the simulator), plots.py (the plots of 03, 04 and 07)
     04  prompts.py              every prompt the helpers send, the block tags and their one sanitiser
         memory/window.py        trim by whole exchanges to a token budget
         memory/summary.py       the rolling summary merge

@@ -2,7 +2,7 @@
 
 One module per measurement, each with a `measure_*`/`run_*` function and an `add_*` that adds its subcommand:
 cost (03), overhead and load (04), recall, retrieval and longmem (05), compare (06). Strategies come from the
-table `helpers.sim.simulate.STRATEGIES` (`--strategy bounded` builds its "bounded" entry).
+table `helpers.sim.strategies.STRATEGIES` (`--strategy bounded` builds its "bounded" entry).
 """
 
 from __future__ import annotations

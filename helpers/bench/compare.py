@@ -11,7 +11,8 @@ from helpers.bench.scoring import answer_in_request
 from helpers.config import Settings, load_settings
 from helpers.pricing import CostLedger
 from helpers.sim.scripts import TRIP_PERSONA, recall_questions, recall_script
-from helpers.sim.simulate import make_strategy, simulate, simulation_client
+from helpers.sim.simulate import simulate, simulation_client
+from helpers.sim.strategies import make_strategy
 
 __all__ = ["COMPARED", "compare_strategies", "run_compare", "add_compare"]
 

@@ -12,7 +12,8 @@ from helpers.bench.cost_table import CHECKPOINTS, KINDS, RESULTS_FILE, ROWS, cos
 from helpers.config import load_settings
 from helpers.pricing import CostLedger
 from helpers.sim.scripts import TRIP_PERSONA, trip_script
-from helpers.sim.simulate import REPLY_TOKENS, available_strategies, make_strategy, simulate, simulation_client
+from helpers.sim.simulate import REPLY_TOKENS, simulate, simulation_client
+from helpers.sim.strategies import available_strategies, make_strategy
 
 __all__ = ["run_cost", "add_cost"]
 

@@ -23,7 +23,8 @@ from helpers.config import Settings, load_settings
 from helpers.pricing import CHAT_KIND, PRICING_SOURCE, CostLedger, cost_of
 from helpers.retrieval.embeddings import get_embedder
 from helpers.sim.scripts import TRIP_PERSONA, trip_script
-from helpers.sim.simulate import REPLY_TOKENS, SECONDS_PER_TURN, make_strategy, simulate, simulation_client
+from helpers.sim.simulate import REPLY_TOKENS, SECONDS_PER_TURN, simulate, simulation_client
+from helpers.sim.strategies import make_strategy
 
 __all__ = [
     "CHECKPOINTS",

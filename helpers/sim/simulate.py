@@ -1,32 +1,26 @@
-"""The conversation simulator and its strategy table: tokens and USD per turn. Taught in 03_context_window_overflow, "The cost of resending everything"."""
+"""The conversation simulator: tokens and USD per turn of a scripted chat through a memory strategy. Taught in 03_context_window_overflow, "The cost of resending everything".
+
+The strategies it runs are built by name from the table in helpers/sim/strategies.py.
+"""
 
 from __future__ import annotations
 
-import re
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import anthropic
 import numpy as np
 from tqdm import tqdm  # text bar: a widget bar saved in a notebook shows "model not found" after a reload
 
 from helpers.config import Settings
-from helpers.db.store import Store, mongomock_store
 from helpers.llm import REPLY_TOKENS, get_client, offline_transport
-from helpers.memory import BoundedMemory, CachedHistoryMemory, HistoryMemory, StatelessMemory, TurnResult, VectorMemory
 from helpers.offline import SimClock
 from helpers.pricing import CostLedger, Price, cost_of, price_of
+from helpers.sim.strategies import Strategy
 
 __all__ = [
-    "Strategy",
-    "StrategyFactory",
-    "STRATEGIES",
-    "register_strategy",
-    "make_strategy",
-    "available_strategies",
-    "DEFAULT_KEEP_LAST",
     "SIMULATION_CONTEXT_WINDOW",
     "REPLY_TOKENS",
     "SECONDS_PER_TURN",
@@ -37,161 +31,6 @@ __all__ = [
     "is_overflow",
 ]
 
-
-@runtime_checkable
-class Strategy(Protocol):
-    """A memory strategy: anything with `turn(text) -> TurnResult` (every class in helpers.memory is one)."""
-
-    def turn(self, text: str) -> TurnResult: ...
-
-
-StrategyFactory = Callable[..., Strategy]  # factory(client, settings, **kw) -> Strategy
-
-DEFAULT_KEEP_LAST = 6  # messages (3 exchanges) the last-K workaround keeps
-
-
-def _naive(
-    client: anthropic.Anthropic,
-    settings: Settings,
-    *,
-    system: str | None = None,
-    model: str | None = None,
-    max_tokens: int | None = None,
-    ledger: CostLedger | None = None,
-) -> Strategy:
-    """Naive history: every turn resends the whole conversation (HistoryMemory)."""
-    return HistoryMemory(client, settings, system=system, model=model, max_tokens=max_tokens, ledger=ledger)
-
-
-def _naive_cached(
-    client: anthropic.Anthropic,
-    settings: Settings,
-    *,
-    system: str | None = None,
-    model: str | None = None,
-    max_tokens: int | None = None,
-    ledger: CostLedger | None = None,
-) -> Strategy:
-    """Naive history with prompt caching: breakpoints on the system prompt and the newest message."""
-    return CachedHistoryMemory(client, settings, system=system, model=model, max_tokens=max_tokens, ledger=ledger)
-
-
-def _last_k(
-    client: anthropic.Anthropic,
-    settings: Settings,
-    *,
-    keep_last: int = DEFAULT_KEEP_LAST,
-    system: str | None = None,
-    model: str | None = None,
-    max_tokens: int | None = None,
-    ledger: CostLedger | None = None,
-) -> Strategy:
-    """The naive workaround: send only the last `keep_last` messages (HistoryMemory(keep_last=K))."""
-    if not isinstance(keep_last, int) or keep_last < 0:
-        raise ValueError(f"keep_last must be a whole number of messages ≥ 0, got {keep_last!r}")
-    return HistoryMemory(
-        client, settings, system=system, model=model, max_tokens=max_tokens, ledger=ledger, keep_last=keep_last
-    )
-
-
-def _stateless(client: anthropic.Anthropic, settings: Settings, **kw: Any) -> Strategy:
-    """No memory at all: every turn is sent alone (StatelessMemory)."""
-    return StatelessMemory(client, settings, **kw)
-
-
-def _bounded(
-    client: anthropic.Anthropic,
-    settings: Settings,
-    *,
-    store: Store | None = None,
-    budget: int | None = None,
-    summary_max_tokens: int | None = None,
-    system: str | None = None,
-    model: str | None = None,
-    max_tokens: int | None = None,
-    ledger: CostLedger | None = None,
-    user_id: str = "simulation",
-    session_id: str | None = None,
-    cache_aware: bool = False,
-    low_water: float = 0.5,
-) -> Strategy:
-    """Bounded memory (window + running summary); an in-memory store unless `store` is given."""
-    return BoundedMemory(
-        client,
-        settings,
-        store=store or mongomock_store("simulation"),
-        user_id=user_id,
-        session_id=session_id,
-        budget=budget,
-        summary_max_tokens=summary_max_tokens,
-        system=system,
-        model=model,
-        max_tokens=max_tokens,
-        ledger=ledger,
-        cache_aware=cache_aware,
-        low_water=low_water,
-    )
-
-
-def _bounded_cached(client: anthropic.Anthropic, settings: Settings, **kw: Any) -> Strategy:
-    """Cache-aware bounded memory: the window grows to the budget, then is cut to `low_water` of it in one
-    fold; breakpoints on the system prompt (persona + summary) and the newest message."""
-    return _bounded(client, settings, cache_aware=True, **kw)
-
-
-def _vector(client: anthropic.Anthropic, settings: Settings, *, store: Store | None = None, **kw: Any) -> Strategy:
-    """Vector memory (bounded + long-term retrieval); an in-memory store unless `store` is given."""
-    kw.setdefault("user_id", "simulation")
-    return VectorMemory(client, settings, store=store or mongomock_store("simulation"), **kw)
-
-
-def _vector_cached(client: anthropic.Anthropic, settings: Settings, **kw: Any) -> Strategy:
-    """Cache-aware vector memory: bounded_cached's window and breakpoints, recalled memories in the newest message."""
-    return _vector(client, settings, cache_aware=True, **kw)
-
-
-# The strategy table: every name the simulator, the notebooks and `python -m helpers.bench --strategy` know.
-STRATEGIES: dict[str, StrategyFactory] = {
-    "naive": _naive,
-    "naive_cached": _naive_cached,
-    "last_k": _last_k,
-    "stateless": _stateless,
-    "bounded": _bounded,
-    "bounded_cached": _bounded_cached,
-    "vector": _vector,
-    "vector_cached": _vector_cached,
-}
-
-
-def register_strategy(name: str, factory: StrategyFactory, *, replace: bool = False) -> StrategyFactory:
-    """Add a strategy factory `factory(client, settings, **kw) -> Strategy` under `name`; returns the factory."""
-    if not isinstance(name, str) or not re.fullmatch(r"[a-z][a-z0-9_]*", name):
-        raise ValueError(f"strategy name must be lower_snake_case, got {name!r}")
-    if not callable(factory):
-        raise TypeError(f"factory for {name!r} must be callable: factory(client, settings, **kw) -> strategy")
-    if name in STRATEGIES and STRATEGIES[name] is not factory and not replace:
-        raise ValueError(f"strategy {name!r} is already registered; pass replace=True to override it")
-    STRATEGIES[name] = factory
-    return factory
-
-
-def available_strategies() -> list[str]:
-    """The strategy names in the table, sorted."""
-    return sorted(STRATEGIES)
-
-
-def make_strategy(name: str, client: anthropic.Anthropic, settings: Settings, **kw: Any) -> Strategy:
-    """Build the registered strategy `name` (e.g. "naive", "last_k") with `kw` passed to its factory."""
-    names = available_strategies()
-    if name not in STRATEGIES:
-        raise KeyError(
-            f"unknown strategy {name!r}; registered: {', '.join(names)} "
-            "(add one with helpers.sim.simulate.register_strategy)"
-        )
-    return STRATEGIES[name](client, settings, **kw)
-
-
-# ---------------------------------------------------------------------------- simulation
 
 SIMULATION_CONTEXT_WINDOW = 100_000_000  # offline window for simulations: large enough never to overflow
 

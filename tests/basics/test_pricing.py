@@ -17,7 +17,7 @@ from helpers.pricing import (
     cost_of,
     price_of,
 )
-from helpers.sim.simulate import make_strategy
+from helpers.sim.strategies import make_strategy
 
 MODEL = "claude-haiku-4-5"
 

@@ -5,7 +5,8 @@ import pytest
 from helpers.config import load_settings
 from helpers.sim.plots import plot_cumulative_cost, plot_input_tokens
 from helpers.sim.scripts import TRIP_PERSONA, trip_script
-from helpers.sim.simulate import SimulationResult, make_strategy, simulate, simulation_client
+from helpers.sim.simulate import SimulationResult, simulate, simulation_client
+from helpers.sim.strategies import make_strategy
 
 MODEL = "claude-haiku-4-5"
 

@@ -1,4 +1,4 @@
-"""helpers.sim.simulate: the strategy table and the conversation simulator, all offline."""
+"""helpers.sim.strategies and helpers.sim.simulate: the strategy table and the conversation simulator, all offline."""
 
 import json
 import subprocess
@@ -13,15 +13,8 @@ from helpers.memory import BoundedMemory, StatelessMemory, TurnError, TurnResult
 from helpers.offline import MESSAGE_OVERHEAD, REQUEST_OVERHEAD, SYSTEM_OVERHEAD, count_text_tokens
 from helpers.pricing import CostLedger, cost_of
 from helpers.sim.scripts import PLANTED_FACTS, TRIP_PERSONA, trip_script
-from helpers.sim.simulate import (
-    STRATEGIES,
-    SimulationResult,
-    is_overflow,
-    make_strategy,
-    register_strategy,
-    simulate,
-    simulation_client,
-)
+from helpers.sim.simulate import SimulationResult, is_overflow, simulate, simulation_client
+from helpers.sim.strategies import STRATEGIES, make_strategy, register_strategy
 from helpers.tokens import count_request_tokens, per_message_tokens, request_base_tokens, whole_context_counts
 
 MODEL = "claude-haiku-4-5"
@@ -70,8 +63,8 @@ def test_registry_builds_naive_and_last_k(offline_settings):
 
 def test_the_table_names_every_stage_and_importing_memory_registers_nothing():
     code = (
-        "import sys, helpers.memory; assert 'helpers.sim.simulate' not in sys.modules, 'memory imported simulate'; "
-        "import helpers.sim.simulate as s; print(sorted(s.STRATEGIES))"
+        "import sys, helpers.memory; assert 'helpers.sim.strategies' not in sys.modules, 'memory imported the table'; "
+        "import helpers.sim.strategies as s; print(sorted(s.STRATEGIES))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert (
