@@ -60,8 +60,9 @@ TOOLS built on the core:
     bench/                      `python -m helpers.bench ...` (__main__.py, cli.py, common.py): one module per
                                 benchmark: cost.py (with cost_table.py: every strategy side by side), compare.py,
                                 overhead.py, load.py, recall.py, retrieval.py (with latency.py), longmem/ (long
-                                conversations; floor.py chooses the relevance floor), reader_eval.py (the offline reader); scoring.py (answer-in-request,
-                                and supersession-aware); results.py (the results files docs/results/*.json: load, n
+                                conversations: methods.py with baselines.py; floor.py chooses the relevance
+                                floor), reader_eval.py (the offline reader); scoring.py (answer-in-request, and
+                                supersession-aware); results.py (the results files docs/results/*.json: load, n
                                 and 95% intervals)
 """
 

@@ -9,8 +9,9 @@ import pytest
 
 from helpers.bench import answer_in_request
 from helpers.bench import main as bench_main
+from helpers.bench.longmem.baselines import BM25, rrf
 from helpers.bench.longmem.data import CATEGORIES, SPLITS, corpus, date_forms, generate, write_jsonl
-from helpers.bench.longmem.methods import BM25, METHODS, format_markdown, format_table, rrf, run_longmem
+from helpers.bench.longmem.methods import METHODS, format_markdown, format_table, run_longmem
 from helpers.bench.scoring import gold_in_request, mentions
 
 # ---------------------------------------------------------------------------- whole-word scoring

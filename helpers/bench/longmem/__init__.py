@@ -1,5 +1,6 @@
 """Long conversations: recall against raw-turn baselines, and the budget split. Tools for 06_long_conversations, "Long conversations, measured".
 
-`methods.py` builds each method's request, `command.py` is `python -m helpers.bench longmem`, `data.py` (with
-`pools.py`, `topics.py` and `chatter.py`) generates the seeded corpus, `split_study.py` scores budget allocation policies.
+`methods.py` builds each method's request (`baselines.py` the raw-turn ones), `command.py` is
+`python -m helpers.bench longmem`, `data.py` (with `pools.py`, `topics.py` and `chatter.py`) generates the seeded
+corpus, `split_study.py` scores budget allocation policies.
 """

@@ -3,210 +3,38 @@
 `python -m helpers.bench longmem [--split tune|report|all] [--budgets 1000,2000,4000] [--json]` runs, in one
 process and at the same total token budgets (system + memories + window + question, as counted by the
 model's count_tokens — the offline BPE without a key):
-  full        the whole dated transcript (upper bound; one row, no budget)
-  last_turns  the most recent turns that fit
-  bm25        BM25 over raw turns, best turns that fit
-  embeddings  local MiniLM cosine over raw turns, best turns that fit
-  hybrid      reciprocal-rank fusion of bm25 and embeddings
+  full, last_turns, bm25, embeddings, hybrid   the raw-turn methods (helpers.bench.longmem.baselines)
   bounded, vector   the project's stages through the CLI's own path: the transcript file is read and
               imported as `python -m helpers.chat --stage S --budget B --import FILE` does, then each
               question's request is built as `--show-request QUESTION` builds it.
 A question is recalled when every gold group has a member in the request (whole words, any case).
-Baseline turns are shown with their session's date, as `[2023-05-08] user: ...`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
+from helpers.bench.longmem.baselines import BASELINES, RunContext, baseline_builders, full_request, turn_line
 from helpers.bench.longmem.data import CATEGORIES, Conversation, Question, corpus, write_jsonl
 from helpers.bench.longmem.locomo import answer_recall, evidence_coverage, write_transcript
 from helpers.bench.scoring import gold_in_request
 from helpers.config import load_settings
 from helpers.db import store as store_module
 from helpers.memory.importer import import_turns
-from helpers.memory.transcript import parse_when
 from helpers.prompts import SCOUT_PERSONA
-from helpers.retrieval import bm25_tokens
 from helpers.retrieval.embeddings import LocalMiniLM
-from helpers.retrieval.inject import day_label
 from helpers.sim.simulate import simulation_client
-from helpers.tokens import local_tokens
 from helpers.tools import chat
 
-__all__ = ["BASELINES", "STAGES", "METHODS", "BM25", "rrf", "run_longmem", "format_table", "format_markdown"]
+__all__ = ["STAGES", "METHODS", "run_longmem", "format_table", "format_markdown"]
 
-BASELINES = ("last_turns", "bm25", "embeddings", "hybrid")
 STAGES = ("bounded", "vector")
 METHODS = ("full", *BASELINES, *STAGES)
-RRF_K = 60
-BLOCK_HEAD = "Earlier conversation (retrieved turns, dated):"
-
-
-class BM25:
-    """Okapi BM25 (k1=1.2, b=0.75) over a list of texts, tokenised like the project's lexical index."""
-
-    def __init__(self, texts: list[str], k1: float = 1.2, b: float = 0.75):
-        self.docs = [bm25_tokens(t) for t in texts]
-        self.k1, self.b = k1, b
-        self.avg = sum(map(len, self.docs)) / max(1, len(self.docs))
-        df: dict[str, int] = {}
-        for doc in self.docs:
-            for term in set(doc):
-                df[term] = df.get(term, 0) + 1
-        n = len(self.docs)
-        self.idf = {t: float(np.log(1 + (n - f + 0.5) / (f + 0.5))) for t, f in df.items()}
-
-    def scores(self, query: str) -> np.ndarray:
-        """One score per text (0 where no query term occurs)."""
-        terms = [t for t in bm25_tokens(query) if t in self.idf]
-        out = np.zeros(len(self.docs))
-        for i, doc in enumerate(self.docs):
-            for term in terms:
-                tf = doc.count(term)
-                if tf:
-                    norm = self.k1 * (1 - self.b + self.b * len(doc) / self.avg)
-                    out[i] += self.idf[term] * tf * (self.k1 + 1) / (tf + norm)
-        return out
-
-
-def rrf(*rankings: list[int], k: int = RRF_K) -> list[int]:
-    """Reciprocal-rank fusion of several rankings of the same items (best first)."""
-    score: dict[int, float] = {}
-    for ranking in rankings:
-        for rank, item in enumerate(ranking, 1):
-            score[item] = score.get(item, 0.0) + 1.0 / (k + rank)
-    return sorted(score, key=lambda i: (-score[i], i))
-
-
-@dataclass
-class _Ctx:
-    """What every method of one run shares: client, settings, token counters, persona, embedder, cache dir."""
-
-    client: object
-    settings: object
-    persona: str
-    embedder: object
-    cache: Path | None
-
-    def count(self, request: dict) -> int:
-        """Input tokens of `request` as the model counts them (count_tokens; offline: local BPE)."""
-        kwargs = {"system": request["system"]} if request.get("system") else {}
-        return self.client.messages.count_tokens(
-            model=self.settings.chat_model, messages=request["messages"], **kwargs
-        ).input_tokens
-
-
-def _line(turn: dict) -> str:
-    return f"{turn.get('speaker') or turn['role']}: {turn['content']}"
-
-
-def _day(turn: dict) -> str:
-    return f"[{day_label(parse_when(turn['ts']))}]"
-
-
-def _dated(turns: list[dict]) -> list[str]:
-    """Turns in the order given, each session's date line before its first turn (as the vector stage shows them)."""
-    lines, last = [], None
-    for turn in turns:
-        if _day(turn) != last:
-            last = _day(turn)
-            lines.append(last)
-        lines.append(_line(turn))
-    return lines
-
-
-def _request(ctx: _Ctx, lines: list[str], question: str) -> dict:
-    system = ctx.persona + ("\n\n" + BLOCK_HEAD + "\n" + "\n".join(lines) if lines else "")
-    return {"system": system, "messages": [{"role": "user", "content": question}]}
-
-
-def _full_request(ctx: _Ctx, conv: Conversation, question: str) -> dict:
-    lines = _dated(conv.turns)
-    return {
-        "system": ctx.persona + "\n\nThe whole conversation so far:\n" + "\n".join(lines),
-        "messages": [{"role": "user", "content": question}],
-    }
-
-
-def _fill(
-    ctx: _Ctx, conv: Conversation, costs: list[int], order: list[int], question: str, budget: int, contiguous: bool
-) -> dict:
-    """Take turns in `order` while the request stays within `budget` (a turn pays its date line when its day is
-    new); show them in time order under their dates, verified by one count (the last taken dropped if over)."""
-    used = ctx.count(_request(ctx, ["x"], question))  # persona + block heading + question
-    chosen, days = [], set()
-    for i in order:
-        day = _day(conv.turns[i])
-        cost = costs[i] + (0 if day in days else local_tokens("\n" + day))
-        if used + cost > budget:
-            if contiguous:
-                break
-            continue
-        chosen.append(i)
-        days.add(day)
-        used += cost
-    request = _request(ctx, _dated([conv.turns[i] for i in sorted(chosen)]), question)
-    while chosen and ctx.count(request) > budget:  # BPE is not exactly additive
-        chosen.pop()
-        request = _request(ctx, _dated([conv.turns[i] for i in sorted(chosen)]), question)
-    return request
-
-
-def _embeddings(ctx: _Ctx, texts: list[str]) -> np.ndarray:
-    """Embeddings of `texts`, cached on disk by content (the corpus is deterministic)."""
-    key = hashlib.sha256(("\x00".join(texts) + ctx.embedder.__class__.__name__).encode()).hexdigest()[:24]
-    path = ctx.cache / f"emb-{key}.npy" if ctx.cache else None
-    if path is not None and path.exists():
-        return np.load(path)
-    vectors = ctx.embedder.embed(texts)
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        np.save(path, vectors)
-    return vectors
-
-
-def _baseline_builders(ctx: _Ctx, conv: Conversation) -> dict[str, Callable[[Question, int], dict]]:
-    texts = [t["content"] for t in conv.turns]
-    bm25 = BM25(texts)
-    turn_vecs = _embeddings(ctx, texts)
-    question_vecs = dict(
-        zip(
-            (q.text for q in conv.questions),
-            _embeddings(ctx, [q.text for q in conv.questions]) if conv.questions else [],
-        )
-    )
-
-    def lexical(q: Question) -> list[int]:
-        s = bm25.scores(q.text)
-        return [int(i) for i in np.argsort(-s, kind="stable") if s[i] > 0]
-
-    def lexical_filled(q: Question) -> list[int]:
-        # what a user of plain BM25 would send: the matching turns, then the newest others, up to the budget
-        hits = lexical(q)
-        matched = set(hits)
-        return hits + [i for i in newest if i not in matched]
-
-    def semantic(q: Question) -> list[int]:
-        return [int(i) for i in np.argsort(-(turn_vecs @ question_vecs[q.text]), kind="stable")]
-
-    newest = list(range(len(texts) - 1, -1, -1))
-    costs = [local_tokens("\n" + _line(t)) for t in conv.turns]  # one line's tokens in the block
-    return {
-        "last_turns": lambda q, b: _fill(ctx, conv, costs, newest, q.text, b, contiguous=True),
-        "bm25": lambda q, b: _fill(ctx, conv, costs, lexical_filled(q), q.text, b, contiguous=False),
-        "embeddings": lambda q, b: _fill(ctx, conv, costs, semantic(q), q.text, b, contiguous=False),
-        "hybrid": lambda q, b: _fill(ctx, conv, costs, rrf(lexical(q), semantic(q)), q.text, b, contiguous=False),
-    }
 
 
 @contextlib.contextmanager
@@ -224,7 +52,7 @@ def _store(kind: str) -> Iterator[None]:
 
 
 def _stage_requests(
-    ctx: _Ctx, conv: Conversation, stage: str, budget: int, workdir: Path, user_id: str
+    ctx: RunContext, conv: Conversation, stage: str, budget: int, workdir: Path, user_id: str
 ) -> tuple[dict[str, dict], float]:
     """Import the transcript as `python -m helpers.chat --stage S --budget B --import FILE` does, then build
     each question's request as `--show-request` does; also the import's wall-clock seconds."""
@@ -275,7 +103,7 @@ def run_longmem(
         if cache_dir == "default"
         else (Path(cache_dir) if cache_dir else None)
     )
-    ctx = _Ctx(simulation_client(settings), settings, SCOUT_PERSONA, LocalMiniLM(), cache)
+    ctx = RunContext(simulation_client(settings), settings, SCOUT_PERSONA, LocalMiniLM(), cache)
     say = progress or (lambda _msg: None)
     outcomes: dict[tuple[str, int | None], list[dict]] = {}
     imports: list[dict] = []
@@ -284,7 +112,7 @@ def run_longmem(
         for conv in conversations:
             plan = [("full", None)] if "full" in methods else []
             plan += [(m, b) for b in budgets for m in methods if m != "full"]
-            builders = _baseline_builders(ctx, conv) if set(methods) & set(BASELINES) else {}
+            builders = baseline_builders(ctx, conv) if set(methods) & set(BASELINES) else {}
             for method, budget in plan:
                 say(f"{conv.user_id}: {method} {budget or ''}")
                 if method in STAGES:
@@ -301,7 +129,7 @@ def run_longmem(
                     )
                     build = lambda q, b, r=requests: r[q.text]  # noqa: E731
                 elif method == "full":
-                    build = lambda q, b, c=conv: _full_request(ctx, c, q.text)  # noqa: E731
+                    build = lambda q, b, c=conv: full_request(ctx, c, q.text)  # noqa: E731
                 else:
                     build = builders[method]
                 for q in conv.questions:
@@ -320,11 +148,11 @@ def run_longmem(
     }
 
 
-def _outcome(ctx: _Ctx, conv: Conversation, q: Question, request: dict) -> dict:
+def _outcome(ctx: RunContext, conv: Conversation, q: Question, request: dict) -> dict:
     """One question's score: answer recall (real data: share of the answer's content words; generated data: 1
     when every gold group is there), evidence coverage (share of evidence turns sent verbatim), tokens."""
     recall = answer_recall(request, q.answer) if q.answer is not None else float(gold_in_request(request, q.gold))
-    evidence = evidence_coverage(request, [_line(conv.turns[i]) for i in q.evidence])
+    evidence = evidence_coverage(request, [turn_line(conv.turns[i]) for i in q.evidence])
     out = {
         "user": conv.user_id,
         "qid": q.qid,
