@@ -1,4 +1,8 @@
-"""The `overhead` benchmark: memory-layer ms and DB round trips per bounded turn, model time excluded. Tools for 04_bounded_memory_mongodb, "Flat cost per turn"."""
+"""The `overhead` benchmark: memory-layer ms and DB round trips per bounded (or vector) turn, model time excluded. Tools for 04_bounded_memory_mongodb, "Flat cost per turn".
+
+`--stage vector` measures the vector stage's turn the same way (its embedding time counts as memory-layer time;
+its extraction calls are model calls, excluded).
+"""
 
 from __future__ import annotations
 
@@ -14,16 +18,19 @@ from helpers.bench.common import positive_int, print_figures, time_model_calls
 from helpers.config import Settings, load_settings
 from helpers.db.server import ensure_local_server
 from helpers.db.store import Store
-from helpers.memory import BoundedMemory
+from helpers.memory import BoundedMemory, VectorMemory
 from helpers.sim.scripts import TRIP_PERSONA, trip_script
 from helpers.sim.simulate import simulation_client
 
 __all__ = ["measure_overhead", "run_overhead", "add_overhead"]
 
 
-def measure_overhead(turns: int = 100, budget: int = 300, settings: Settings | None = None) -> dict:
-    """Memory-layer time per bounded turn with every model call excluded, and DB round trips per turn,
-    on the local store (a throwaway database, dropped afterwards)."""
+def measure_overhead(
+    turns: int = 100, budget: int = 300, settings: Settings | None = None, stage: str = "bounded"
+) -> dict:
+    """Memory-layer time per bounded (or vector) turn with every model call excluded, and DB round trips per turn,
+    on the local store (a throwaway database, dropped afterwards). The vector stage's `budget` is its context
+    budget."""
     settings = settings or load_settings()
 
     class Commands(monitoring.CommandListener):
@@ -52,9 +59,13 @@ def measure_overhead(turns: int = 100, budget: int = 300, settings: Settings | N
         model_time["calls"] += 1
 
     client = time_model_calls(simulation_client(settings), add)
-    memory = BoundedMemory(
-        client, settings, store=store, user_id="bench", session_id=uuid.uuid4().hex, budget=budget, system=TRIP_PERSONA
-    )
+    common = {"store": store, "user_id": "bench", "session_id": uuid.uuid4().hex, "system": TRIP_PERSONA}
+    if stage == "vector":
+        from helpers.retrieval.embeddings import get_embedder
+
+        memory = VectorMemory(client, settings, context_budget=budget, embedder=get_embedder(settings), **common)
+    else:
+        memory = BoundedMemory(client, settings, budget=budget, **common)
     per_turn_ms, trips, calls = [], [], []
     try:
         for text in trip_script(turns):
@@ -70,6 +81,7 @@ def measure_overhead(turns: int = 100, budget: int = 300, settings: Settings | N
         mongo.close()
     steady = slice(len(per_turn_ms) // 2, None)
     return {
+        "stage": stage,
         "turns": turns,
         "budget": budget,
         "store": "local SecantusDB",
@@ -86,17 +98,20 @@ def measure_overhead(turns: int = 100, budget: int = 300, settings: Settings | N
 
 def run_overhead(args: argparse.Namespace) -> int:
     """`overhead`: memory-layer ms per turn (model calls excluded) and DB round trips per turn."""
-    print_figures(measure_overhead(args.turns, args.budget), args.json)
+    print_figures(measure_overhead(args.turns, args.budget, stage=args.stage), args.json)
     return 0
 
 
 def add_overhead(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "overhead",
-        help="memory-layer time and DB round trips per bounded turn",
-        description="Bounded memory on the local store; every model call's time is excluded.",
+        help="memory-layer time and DB round trips per bounded (or vector) turn",
+        description="Bounded (or vector) memory on the local store; every model call's time is excluded.",
     )
+    p.add_argument("--stage", choices=("bounded", "vector"), default="bounded", help="which memory's turn to measure")
     p.add_argument("--turns", type=positive_int, default=100)
-    p.add_argument("--budget", type=positive_int, default=300, help="window budget in tokens")
+    p.add_argument(
+        "--budget", type=positive_int, default=300, help="window budget in tokens (vector: the context budget)"
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run_overhead)
