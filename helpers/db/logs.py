@@ -14,7 +14,7 @@ from typing import Any
 from pymongo import ASCENDING, DESCENDING
 from pymongo.errors import BulkWriteError, DuplicateKeyError
 
-from helpers.db.checks import RESERVED, check_fields, check_int, now_ms
+from helpers.db.checks import BSON_MAX_DEPTH, RESERVED, check_fields, check_int, check_storable, now_ms
 from helpers.db.server import StoreError
 
 __all__ = ["SessionLogs", "LOG_FIELDS", "SEQ_ATTEMPTS"]
@@ -55,6 +55,7 @@ class SessionLogs:
         check_int("tokens", tokens, optional=True)
         check_int("reply_to", reply_to, optional=True)
         more = check_fields("extra", extra, RESERVED | LOG_FIELDS)
+        check_storable("content", content, BSON_MAX_DEPTH - 1)  # a field of the log document
         cache_key = (user_id, session_id)
         for attempt in range(SEQ_ATTEMPTS):
             seq = self._max_seq(key, self._last_seq.get(cache_key)) + 1
@@ -99,6 +100,7 @@ class SessionLogs:
                 raise ValueError(f"role must be a str, got {role!r}")
             check_int("tokens", tokens, optional=True)
             more = check_fields("extra", entry.get("extra"), RESERVED | LOG_FIELDS)
+            check_storable("content", entry.get("content"), BSON_MAX_DEPTH - 1)
             docs.append(
                 {
                     "user_id": user_id,

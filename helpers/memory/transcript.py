@@ -7,21 +7,30 @@ date: the turns after it carry that date until the next marker or an explicit `t
 
 An imported turn is checked like a typed one (`check_turn`): text, or the Messages API's documented content
 blocks with their documented keys; no `$`-prefixed or dotted key, no NUL, valid Unicode, within the size limits;
-the transcript opens with a user turn. A file is checked whole before anything is written.
+nothing the database cannot store (objects and arrays nested at most MAX_CONTENT_DEPTH levels, every integer within
+64 bits: helpers.db.checks.check_storable); the transcript opens with a user turn. A file is checked whole before
+anything is written, and a line nested too deeply is refused before it is parsed.
+
+Every turn gets a stable identity, `line_id`: a hash of the transcript up to and including its line (the lines'
+content, not the file's name or place). The same file, a copy of it, or the same file with lines appended gives
+each turn the same id again, so an import run twice, or re-run after it was killed, writes each turn once
+(helpers.memory.importer).
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
 from dateutil import parser as _dateparser  # python-dateutil, pinned in requirements.txt
 
+from helpers.db.checks import BSON_DEPTH_DOCS, BSON_MAX_DEPTH, check_storable
 from helpers.memory.errors import EmptyMessageError
 from helpers.memory.history import MAX_USER_CHARS, check_user_text
 
@@ -37,6 +46,9 @@ __all__ = [
     "MAX_LINE_CHARS",
     "MAX_IMPORT_BYTES",
     "MAX_IMPORT_TURNS",
+    "MAX_CONTENT_DEPTH",
+    "json_nesting",
+    "identify",
 ]
 
 MAX_LINE_CHARS = 1_000_000  # one transcript line (a turn with an image block fits; a 20 MB line does not)
@@ -44,6 +56,10 @@ MAX_IMPORT_BYTES = 20_000_000  # one transcript file
 MAX_IMPORT_TURNS = 100_000  # turns in one import
 NO_USER_TURN = "the transcript has no user turn; a conversation needs at least one message from the user"
 MAX_SPEAKER_CHARS = 200
+# A message's content is stored at most 5 levels below the top of a document (a session's facts_pending[i].
+# messages[j].content: the session, the list, the item, the list, the message), so content may nest
+# BSON_MAX_DEPTH - 5 levels of objects and arrays and still fit MongoDB's limit wherever it is kept.
+MAX_CONTENT_DEPTH = BSON_MAX_DEPTH - 5
 
 MARKER = re.compile(r"^\s*\(?\s*conversation\s+on\s+(?P<date>[^()]+?)\s*\)?\s*$", re.I)
 
@@ -57,9 +73,41 @@ class Turn:
     ts: datetime | None = None
     conversation: int = 0
     speaker: str | None = None
+    line_id: str | None = field(default=None, compare=False)  # stable identity (module docstring), from `identify`
 
     def message(self) -> dict:
         return {"role": self.role, "content": self.content}
+
+
+def _canonical(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str).encode()
+
+
+def identify(turns: list[Turn]) -> list[Turn]:
+    """Give each turn without one a `line_id`: a hash of every turn up to and including it (role, content, ts,
+    speaker, conversation), so the same turns in the same order get the same ids."""
+    chain = hashlib.sha256(b"turns")
+    for turn in turns:
+        fields = [turn.role, turn.content, turn.ts.isoformat() if turn.ts else None, turn.speaker, turn.conversation]
+        chain.update(_canonical(fields) + b"\n")
+        if turn.line_id is None:
+            turn.line_id = chain.hexdigest()[:32]
+    return turns
+
+
+def json_nesting(line: str, limit: int) -> int:
+    """How deeply the JSON objects and arrays of `line` nest (counted outside strings), up to `limit` + 1: enough to
+    refuse a line before `json.loads` recurses through it (a line 200,000 levels deep raises RecursionError)."""
+    if line.count("{") + line.count("[") <= limit:
+        return min(line.count("{") + line.count("["), limit)  # cannot nest deeper than it has brackets
+    depth = deepest = 0
+    for bracket in re.finditer(r"[\[\]{}]", re.sub(r'"(?:[^"\\]|\\.)*"', "", line)):
+        depth += 1 if bracket[0] in "[{" else -1
+        if depth > deepest:
+            deepest = depth
+            if deepest > limit:
+                break
+    return deepest
 
 
 def parse_when(value: str) -> datetime:
@@ -81,6 +129,7 @@ def read_transcript(lines: Iterable[str], name: str = "<transcript>") -> list[Tu
     """Parse transcript lines into turns; raises ValueError naming the line that is wrong (nothing half-read)."""
     turns: list[Turn] = []
     conversation, date, total = -1, None, 0
+    chain = hashlib.sha256(b"lines")  # the turns' identities: a hash of the transcript up to each line
     for n, line in enumerate(lines, 1):
         total += len(line)
         if len(line) > MAX_LINE_CHARS:
@@ -98,6 +147,11 @@ def read_transcript(lines: Iterable[str], name: str = "<transcript>") -> list[Tu
         if marker is None and not line.lstrip().startswith("{"):
             raise ValueError(f"{name}:{n}: expected a JSON object or a '(conversation on DATE)' line")
         if marker is None:
+            if json_nesting(line, MAX_CONTENT_DEPTH + 1) > MAX_CONTENT_DEPTH + 1:  # the line's object is 1 level
+                raise ValueError(
+                    f"{name}:{n}: JSON nested more than {MAX_CONTENT_DEPTH + 1} levels deep; a turn's content may nest "
+                    f"{MAX_CONTENT_DEPTH} levels (MongoDB stores at most {BSON_MAX_DEPTH}: {BSON_DEPTH_DOCS})"
+                )
             try:
                 item = json.loads(line)
             except ValueError as err:
@@ -107,6 +161,7 @@ def read_transcript(lines: Iterable[str], name: str = "<transcript>") -> list[Tu
             content = item.get("content")
             if isinstance(content, str) and MARKER.match(content) and item.get("role") in (None, "system"):
                 marker = MARKER.match(content)
+        chain.update(_canonical(item if marker is None else line.strip()) + b"\n")
         if marker is not None:
             try:
                 date = parse_when(marker["date"])
@@ -130,6 +185,7 @@ def read_transcript(lines: Iterable[str], name: str = "<transcript>") -> list[Tu
                 ts,
                 max(conversation, 0),
                 speaker if isinstance(speaker, str) and speaker.strip() else None,
+                chain.hexdigest()[:32],
             )
         )
         try:
@@ -277,6 +333,7 @@ def check_turn(turn: Turn) -> None:
     """Raise ValueError unless `turn` is what a typed turn may be (see the module docstring)."""
     if turn.role not in ("user", "assistant"):
         raise ValueError(f"role must be 'user' or 'assistant', got {turn.role!r}")
+    check_storable("content", turn.content, MAX_CONTENT_DEPTH)  # first: the checks below recurse through it
     if isinstance(turn.content, str):
         try:
             check_user_text(turn.content)

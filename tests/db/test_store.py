@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -506,3 +507,42 @@ def test_real_mongodb_round_trip():
             assert real.load_session('{"$ne": null}', "s") is None
         finally:
             real.client.drop_database(real.db.name)
+
+
+def _nested(levels: int) -> dict:
+    value: object = 1
+    for _ in range(levels):
+        value = {"a": value}
+    return value
+
+
+@pytest.mark.parametrize(
+    "content,message",
+    [
+        ([{"type": "tool_use", "id": "t", "name": "x", "input": _nested(900)}], "nested more than 99 levels"),
+        (_nested(200_000), "nested more than 99 levels"),  # checked without recursion: no RecursionError
+        ([{"type": "tool_use", "id": "t", "name": "x", "input": {"n": 2**63}}], "content[0].input.n: the integer"),
+        ({1: "x"}, "is not a string"),
+    ],
+)
+def test_what_bson_cannot_store_is_a_clear_error_before_any_write(mock_store, content, message):
+    """Issue 31: every write path (a typed turn's log, an import's batch, a session save) refuses a value MongoDB
+    cannot store (more than 100 levels, an int over 64 bits) with the place named, before anything is written; the
+    local server would store a 900-deep document and then fail every later command on it."""
+    with pytest.raises(ValueError, match=re.escape(message)):
+        mock_store.append_log("u", "s", "assistant", content)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        mock_store.append_logs("u", "s", [{"role": "user", "content": "ok"}, {"role": "assistant", "content": content}])
+    assert mock_store.count_logs("u", "s") == 0
+    mock_store.create_session("u", "s")
+    with pytest.raises(ValueError, match="fields"):
+        mock_store.save_session("u", "s", 0, {"window": [{"role": "assistant", "content": content}]})
+    assert mock_store.load_session("u", "s")["version"] == 0
+
+
+def test_the_depth_limit_is_mongodbs_100_levels_counted_from_the_document(mock_store):
+    """A log document whose content nests 99 levels is 100 levels deep: stored; one more is refused."""
+    mock_store.append_log("u", "s", "user", [_nested(98)])
+    with pytest.raises(ValueError, match="MongoDB stores at most 100 levels"):
+        mock_store.append_log("u", "s", "user", [_nested(99)])
+    assert mock_store.count_logs("u", "s") == 1

@@ -27,6 +27,14 @@ def line(**turn) -> str:
     return json.dumps(turn, ensure_ascii=True)
 
 
+def nested(levels: int) -> dict:
+    """An object `levels` levels deep: {"a": {"a": ... {"a": 1}}}."""
+    value: object = 1
+    for _ in range(levels):
+        value = {"a": value}
+    return value
+
+
 BAD = {
     "dollar key in a block": [line(role="user", content=[{"type": "text", "text": "hi", "$where": "sleep(1)"}])],
     "dollar key nested": [
@@ -70,6 +78,27 @@ BAD = {
     ],
     "only assistant turns": [line(role="assistant", content="Hello!"), line(role="assistant", content="Still me.")],
     "blank content": [line(role="user", content="   ")],
+    # issue 31: what BSON cannot store (MongoDB's 100 levels, int64), refused before the first write
+    "a line nested 200,000 levels deep": [
+        line(role="user", content="hi"),
+        '{"role": "assistant", "content": "ok", "meta": ' + "[" * 200_000 + "]" * 200_000 + "}",
+    ],
+    "a tool_use input nested 900 levels deep": [
+        line(role="user", content="hi"),
+        line(role="assistant", content=[{"type": "tool_use", "id": "t1", "name": "x", "input": nested(900)}]),
+    ],
+    "a tool_use input one level deeper than MongoDB stores": [
+        line(role="user", content="hi"),
+        line(
+            role="assistant",
+            content=[{"type": "tool_use", "id": "t1", "name": "x", "input": nested(transcript.MAX_CONTENT_DEPTH - 1)}],
+        ),
+    ],
+    "an integer over 8 bytes on line 31 of 40": [
+        line(role=r, content=f"turn {i}") for i in range(20) for r in ("user", "assistant")
+    ][:30]
+    + [line(role="assistant", content=[{"type": "tool_use", "id": "t1", "name": "n", "input": {"n": 2**64}}])]
+    + [line(role=r, content=f"more {i}") for i in range(5) for r in ("user", "assistant")][1:],
     "the last of 2,000 lines is bad": [
         line(role=r, content=f"turn {i}") for i in range(1000) for r in ("user", "assistant")
     ][:-1]
@@ -120,6 +149,55 @@ def test_a_bad_import_gets_one_line_exit_2_and_the_store_is_unchanged(seeded, ca
     assert snapshot(seeded["env"]["GTE_DB_NAME"]) == seeded["before"]
 
 
+@pytest.mark.parametrize(
+    "case,where",
+    [
+        ("a line nested 200,000 levels deep", ":2: JSON nested more than 96 levels deep"),
+        ("a tool_use input nested 900 levels deep", ":2: JSON nested more than 96 levels deep"),
+        ("a tool_use input one level deeper than MongoDB stores", ":2: JSON nested more than 96 levels deep"),
+        ("an integer over 8 bytes on line 31 of 40", ":31: content[0].input.n: the integer 18446744073709551616"),
+    ],
+)
+def test_what_the_database_cannot_store_is_refused_naming_the_file_and_line(seeded, case, where):
+    """Issue 31: a 200k-deep line was a RecursionError traceback, a 900-deep tool input was written and then failed
+    every later command, an int over 64 bits aborted a bounded import half-written (exit 1, no line named)."""
+    assert len(BAD[case]) == 40 if "40" in case else True
+    path = seeded["tmp"] / f"bson-{abs(hash(case))}.jsonl"
+    path.write_text("\n".join(BAD[case]) + "\n", encoding="utf-8")
+    code, _, err = run_main([*seeded["argv"], "--import", str(path)], seeded["env"])
+    assert_usage_error(code, err, f"{path}{where}")
+    assert snapshot(seeded["env"]["GTE_DB_NAME"]) == seeded["before"]
+    state, _, err = run_main([*seeded["argv"], "--show-state"], seeded["env"])  # the session still works
+    assert state == 0, err
+
+
+def test_a_tool_input_as_deep_as_the_database_stores_imports_and_the_session_keeps_working(tmp_path):
+    """The limit's other side, on the local server: content nested MAX_CONTENT_DEPTH levels (a tool input 2 less,
+    inside its list and block) is imported, and every later command on the session works."""
+    deep = [
+        line(role="user", content="hi"),
+        line(role="assistant", content=[{"type": "tool_use", "id": "t1", "name": "x", "input": nested(93)}]),
+        line(role="user", content=[{"type": "tool_result", "tool_use_id": "t1", "content": "done"}]),
+        line(role="assistant", content="All done."),
+    ]
+    assert transcript.MAX_CONTENT_DEPTH == 95
+    path = tmp_path / "deep.jsonl"
+    path.write_text("\n".join(deep) + "\n")
+    env = {"GTE_DB_NAME": f"imp_{uuid.uuid4().hex[:10]}", "GTE_DATA_DIR": os.environ["GTE_DATA_DIR"]}
+    try:
+        for stage in ("bounded", "vector"):
+            argv = ["--stage", stage, "--session-file", str(tmp_path / f".{stage}")]
+            code, out, err = run_main([*argv, "--import", str(path)], env)
+            assert code == 0 and json.loads(out)["imported"] == 4, err
+            for more in (["--show-state"], ["--rebuild"], ["--show-request", "What did the tool get?"]):
+                code, _, err = run_main([*argv, *more], env)
+                assert code == 0, (more, err)
+    finally:
+        store = open_store(load_settings().with_(mongodb_uri=None, db_name=env["GTE_DB_NAME"]), fallback=False)
+        store.client.drop_database(env["GTE_DB_NAME"])
+        store.close()
+
+
 def test_a_huge_line_is_refused_before_it_is_read_whole(seeded):
     path = seeded["tmp"] / "huge.jsonl"
     path.write_text(line(role="user", content="x" * (transcript.MAX_LINE_CHARS + 10)) + "\n")
@@ -149,6 +227,21 @@ def test_the_python_api_checks_the_same_way_and_writes_nothing(settings):
         [{"role": "assistant", "content": "hi"}],
         [*GOOD, {"role": "user", "content": "x\ud800"}],
         [*GOOD, {"role": "user", "content": [{"type": "text", "text": "x", "a.b": 1}]}],
+        [
+            GOOD[0],
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "x", "input": nested(94)}]},
+        ],
+        [
+            GOOD[0],
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "x", "input": nested(200_000)}]},
+        ],
+        [
+            GOOD[0],
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "t", "name": "x", "input": {"n": -(2**63) - 1}}],
+            },
+        ],
     ):
         with pytest.raises(ValueError):
             import_turns(memory, bad)
