@@ -31,6 +31,7 @@ THE TAUGHT CORE, in notebook order (read these):
     05  memory/facts.py         per-user facts: dedup, superseded instead of deleted
         memory/facts_worker.py  extraction in a background worker, and its latency
         memory/long_term.py     LongTermMemory, the retriever BoundedMemory takes; VectorMemory
+        memory/remember.py      its writes after the commit, retried on failure, finished after a crash
         memory/forget.py        forget_user: erase one user in every collection (`--forget-user`)
         retrieval/              embeddings.py (MiniLM in numpy via minilm.py, or Voyage), schema.py (the memory
                                 document, the turn unit), bm25.py, ranking.py (rrf, cosine top-k), index.py (MemoryIndex:
@@ -46,8 +47,9 @@ THE TAUGHT CORE, in notebook order (read these):
 PLUMBING you can skip (first docstring line "Plumbing:"):
 
     db/                         store.py (sessions, memories; opening the store), logs.py (the append-only log),
-                                checks.py (ids and fields every query passes), server.py, instance.py and
-                                processes.py (the local database server), redact.py
+                                checks.py (ids and fields every query passes, what BSON can store), server.py,
+                                instance.py and processes.py (the local database server), redact.py, crash.py
+                                (named crash points for the kill tests)
     offline/                    the deterministic offline stand-in model behind the real SDK
 
 TOOLS built on the core:

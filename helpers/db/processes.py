@@ -1,4 +1,5 @@
-"""Plumbing: find, probe and stop OS processes and local ports (used by helpers.db.server)."""
+"""Plumbing: find, probe and stop OS processes and local ports (used by helpers.db.server); name this process so
+another can tell later whether it is still alive (`process_token`, `token_alive`: helpers.memory.remember)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["pid_running", "cmdline", "port_of", "port_open", "free_port", "signal_main_thread", "terminate"]
+__all__ = [
+    "pid_running",
+    "cmdline",
+    "port_of",
+    "port_open",
+    "free_port",
+    "signal_main_thread",
+    "terminate",
+    "process_token",
+    "token_alive",
+]
 
 LOCALHOST = "127.0.0.1"
 
@@ -112,3 +123,29 @@ def free_port(host: str = LOCALHOST) -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
         return sock.getsockname()[1]
+
+
+def _started(pid: int) -> str:
+    """When `pid` started, in clock ticks since boot (/proc/PID/stat field 22), or "" where there is no /proc: with
+    the pid it names one process, even after the pid is reused."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[19]
+    except (OSError, IndexError):
+        return ""
+
+
+def process_token() -> str:
+    """This process as `host:pid:start`, for records another process may later ask `token_alive` about."""
+    return f"{socket.gethostname()}:{os.getpid()}:{_started(os.getpid())}"
+
+
+def token_alive(token: str) -> bool | None:
+    """Whether the process a `process_token` names still runs: True/False on this host, None on another host (or a
+    token this function cannot read), where only a lease can tell."""
+    host, _, rest = str(token).partition(":")
+    pid, _, started = rest.partition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return None
+    if not pid_running(int(pid)):
+        return False
+    return _started(int(pid)) == started if started else True

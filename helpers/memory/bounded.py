@@ -12,6 +12,7 @@ from pymongo.errors import ConnectionFailure, PyMongoError
 
 from helpers.config import Settings
 from helpers.conversation import strip_meta
+from helpers.db.crash import crash_point
 from helpers.db.store import StoreError
 from helpers.memory.caching import with_cache_breakpoints
 from helpers.memory.commit import SessionCommit
@@ -213,9 +214,11 @@ class BoundedMemory(SessionCommit, SessionState, MemoryBase):
         request = self._request_for(session, text)
         recall = self.recall
         turn = self.turn_id = new_turn_id()  # every entry of this exchange carries it (settle, rebuild, checks)
+        marks = self.retriever.todo_marks() if self.retriever is not None else {}  # owed to long-term memory
         user_seq = self.store.append_log(
-            self.user_id, self.session_id, "user", text, status="pending", extra={"turn": turn}
+            self.user_id, self.session_id, "user", text, status="pending", extra={"turn": turn, **marks}
         )
+        crash_point("turn:logged")
         llm_started = time.perf_counter()
         try:
             message = self._call(request)
@@ -239,8 +242,9 @@ class BoundedMemory(SessionCommit, SessionState, MemoryBase):
             tokens=usage.output_tokens,
             status="pending",
             reply_to=user_seq,
-            extra={"turn": turn},
+            extra={"turn": turn, **marks},
         )
+        crash_point("turn:replied")
         base = self.base_tokens(session)
         extra = recall.extra_tokens if recall is not None else 0  # this turn's memories: not stored in base
         user_tokens = request_input_tokens(usage) - base - extra - window_tokens(session["window"])

@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 import time
 
+from helpers.db.crash import crash_point
 from helpers.memory.errors import SessionConflict
 from helpers.memory.fold import committed_exchanges, confirm_turns, rebase, settle_interrupted, summary_fields
 from helpers.memory.pending import fold_pending
@@ -110,7 +111,9 @@ class SessionCommit:
         On a conflict the exchange is placed on the reloaded session (no model call) and the merge result
         is re-applied if that session still has the same summary and the merged turns pending; otherwise
         the result is dropped and the turns stay pending for a later merge (never merged twice).
-        Once saved, the retriever (if any) remembers the exchange, unless `remember` is False (a batch import).
+        Once saved, the retriever (if any) remembers the exchange, unless `remember` is False (a batch import), and
+        only then are the exchange's log entries marked 'ok', with the retriever's mark that it remembered them in
+        the same update: a crash in between leaves them marked as still owed, for `recover` to finish.
         """
         fields, info = self._place(session, exchange, base)
         read = {**session, **fields}
@@ -138,12 +141,15 @@ class SessionCommit:
                 self.user_id, self.session_id, session["version"], {**fields, **merged, "commits": turns}
             )
             if saved is not None:
-                confirm_turns(self.store, self.user_id, self.session_id, turns)
+                crash_point("commit:saved")
+                saved = {**self._fresh(), **saved}
+                marks = None
+                if remember and self.retriever is not None:  # written once, after the commit point
+                    marks = self.retriever.committed(saved, exchange)
+                confirm_turns(self.store, self.user_id, self.session_id, turns, also=marks, entries=len(exchange))
+                crash_point("commit:confirmed")
                 info["conflicts"] = attempt
                 self._mark_unsummarised(left_out)
-                saved = {**self._fresh(), **saved}
-                if remember and self.retriever is not None:  # written once, after the commit point
-                    self.retriever.committed(saved, exchange)
                 return saved, info
         self.stats["conflicts"] += 1
         raise SessionConflict(
@@ -155,6 +161,14 @@ class SessionCommit:
         """On start: settle what a killed process left 'pending' (helpers.memory.fold.settle_interrupted)."""
         return settle_interrupted(self.store, self.user_id, self.session_id)
 
+    def recover(self) -> dict:
+        """On start: settle what a killed process left 'pending', then let the retriever (long-term memory) store
+        what committed exchanges still owe it (helpers.memory.remember); returns the counts."""
+        done = self.settle_interrupted()
+        if self.retriever is not None:
+            done["remembered"] = self.retriever.recover()
+        return done
+
     def _mark_unsummarised(self, seqs: list[int]) -> None:
         """Log entries left out of the summary: kept, flagged for --rebuild."""
         if seqs:
@@ -165,7 +179,8 @@ class SessionCommit:
 
         Safe beside live turns: the transcript read at the start is folded (in summary chunks within the
         pending bound); if another writer commits meanwhile, only the exchanges it committed are folded on
-        top and the save is retried, so nothing committed is lost or counted twice.
+        top and the save is retried, so nothing committed is lost or counted twice. Then long-term memory (if any)
+        stores what committed exchanges still owe it (`recover`).
         """
         self.settle_interrupted()
         session = self.load()
@@ -200,6 +215,8 @@ class SessionCommit:
                     only_if_status="pending",
                 )
                 self._mark_unsummarised(left_out)
+                if self.retriever is not None:
+                    self.retriever.recover()
                 return self.state()
             self.stats["conflicts"] += 1
             time.sleep(random.uniform(0, 0.005 * (attempt + 1)))

@@ -57,21 +57,24 @@ def committed_turns(session: dict | None) -> set:
     return {t for t in [*(session.get("commits") or []), *held] if t}
 
 
-def confirm_turns(store, user_id: str, session_id: str, turns) -> int:
+def confirm_turns(
+    store, user_id: str, session_id: str, turns, also: dict | None = None, entries: int | None = None
+) -> int:
     """Mark every log entry of the committed `turns` 'ok' (also one a settler marked 'unanswered' while the turn
-    was still in flight: the session save decides, not the settler). Idempotent; returns how many matched."""
+    was still in flight: the session save decides, not the settler). Idempotent; returns how many matched.
+
+    `also`: more fields for those entries (long-term memory's "done" mark, helpers.memory.remember), set in the same
+    update while all `entries` of them are still pending; if some are not (a settler confirmed them first), a second
+    update sets them where they are not set yet."""
     turns = [t for t in turns if t]
     if not turns:
         return 0
+    key = {"user_id": user_id, "session_id": session_id, "turn": {"$in": turns}}
     result = store.logs.update_many(
-        {
-            "user_id": user_id,
-            "session_id": session_id,
-            "turn": {"$in": turns},
-            "status": {"$in": ["pending", "unanswered"]},
-        },
-        {"$set": {"status": "ok", "error": None}},
+        {**key, "status": {"$in": ["pending", "unanswered"]}}, {"$set": {"status": "ok", "error": None, **(also or {})}}
     )
+    if also and (entries is None or result.matched_count < entries):
+        store.logs.update_many({**key, **{k: {"$ne": v} for k, v in also.items()}}, {"$set": also})
     return result.matched_count
 
 

@@ -2,24 +2,20 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import anthropic
 
 from helpers.config import Settings
-from helpers.conversation import strip_meta, text_of
 from helpers.memory.bounded import BoundedMemory
 from helpers.memory.budget import BudgetPolicy, plan
 from helpers.memory.facts import FactMemory, FactWorker
-from helpers.memory.history import TurnResult
-from helpers.memory.importer import import_dated
-from helpers.memory.pending import is_retryable
+from helpers.memory.importer import import_dated, remember_imported
+from helpers.memory.remember import LongTermWrites, unremembered
 from helpers.memory.retriever import Recall
 from helpers.memory.window import window_tokens
 from helpers.retrieval import MemoryIndex
 from helpers.retrieval.inject import Packing, above_floor, format_block, pack_by_value, with_neighbours
-from helpers.retrieval.schema import TurnUnit
 from helpers.tokens import text_counter
 
 __all__ = ["LongTermMemory", "VectorMemory", "REQUEST_FRAMING", "MESSAGE_FRAMING"]
@@ -28,7 +24,7 @@ REQUEST_FRAMING = 12  # tokens the Messages API adds around a request (roles, se
 MESSAGE_FRAMING = 4  # tokens it adds per message (role marker and separator), counted with each window message
 
 
-class LongTermMemory:
+class LongTermMemory(LongTermWrites):
     """Per-user facts and past turns, retrieved per query and packed into the request; the retriever of a BoundedMemory.
 
     Per turn: retrieve facts and earlier turns for the user's message (hybrid ranking, this user only) →
@@ -37,8 +33,6 @@ class LongTermMemory:
     worker). With `context_budget`, one budget covers the whole request (persona, summary, memories, window,
     new message), allocated by evidence (helpers.memory.budget); else memories get `memory_budget` of their own.
     """
-
-    FACTS_PENDING_MAX = 20  # exchanges kept for a later long-term memory write; older ones are given up on
 
     def __init__(
         self,
@@ -83,6 +77,7 @@ class LongTermMemory:
         self.memory_budget = self.memory_budget or memory.settings.memory_budget
         self._count = text_counter(memory.client, memory.tokens_of_text)  # one counter, chosen once per client
         self.worker = FactWorker(handler=self._remember_job) if background else None
+        self._take_writer_id()
         memory.stats.update({"memory_failures": 0, "memory_skipped": 0, "memory_s": 0.0})
 
     # -- counting
@@ -181,115 +176,23 @@ class LongTermMemory:
             self.block(packed, session), packed, window=sent, summary_sent=summary_sent, split=split, extra_tokens=extra
         )
 
-    # -- writing long-term memory
-    def before_turn(self) -> None:
-        """Background mode: exchanges whose memory write failed are queued again first."""
+    # -- after a crash (the writes themselves: helpers.memory.remember)
+    def recover(self) -> dict:
+        """Store what committed exchanges still owe long-term memory (their log entries are still marked "todo": a
+        process died between the commit and that write): chat exchanges one by one, imported turns as an import
+        stores them (helpers.memory.importer.remember_imported). Idempotent; returns how many of each."""
         if self.worker is not None:
-            while self._retry:
-                self.worker.submit(*self._retry.pop(0))
-
-    def committed(self, session: dict, exchange: list[dict]) -> None:
-        """Inline mode: store the committed exchange (and earlier failures) now; background mode: after the turn."""
-        if self.worker is None:
-            self._remember_committed(session, exchange)
-
-    def after_turn(self, result: TurnResult) -> None:
-        """Background mode: index both turns now and queue the fact extraction."""
-        if self.worker is None:
-            return
+            self.worker.drain()  # this memory's own queued work is not a crash
         memory = self.memory
-        exchange = [
-            {"role": "user", "content": text_of(result.request["messages"][-1]), "seq": result.user_seq},
-            {"role": "assistant", "content": result.reply, "seq": result.assistant_seq},
-        ]
-        self._index_turns(exchange)
-        self.worker.submit(
-            memory.user_id, [strip_meta(m) for m in exchange], {"session_id": memory.session_id, "seq": result.user_seq}
-        )
-
-    def _index_turns(self, exchange: list[dict], when: Any = None) -> None:
-        if self.units == "turns":
-            units = [
-                TurnUnit(m["seq"], m["role"], text_of(m), m.get("ts") or when, m.get("speaker"))
-                for m in exchange
-                if m.get("seq") is not None
-            ]
-            self.index.add_turns(self.memory.user_id, self.memory.session_id, units)
-
-    def _remember_job(self, user_id: str, messages: list[dict], source: dict) -> None:
-        try:
-            self.facts.remember(user_id, messages, source, episode=self.units == "exchanges")
-        except Exception as err:
-            # retried on the next turn, as inline mode does: a non-retryable model error (400/404 …) is given up
-            # on and counted, and the list keeps at most FACTS_PENDING_MAX (the oldest are given up on)
-            if isinstance(err, anthropic.APIError) and not is_retryable(err):
-                self.memory.stats["memory_skipped"] += 1
-            else:
-                self._retry.append((user_id, messages, source))
-                while len(self._retry) > self.FACTS_PENDING_MAX:
-                    self._retry.pop(0)
-                    self.memory.stats["memory_skipped"] += 1
-            raise
-
-    def _remember_committed(self, session: dict, exchange: list[dict]) -> None:
-        """Store this exchange (and earlier failures) in long-term memory; update `facts_pending` atomically."""
-        earlier = list(session.get("facts_pending") or [])
-        left, given_up = self._remember_now(earlier, exchange)
-        done = [item["seq"] for item in earlier if item not in left]
-        new = [item for item in left if item not in earlier]
-        key = {"user_id": self.memory.user_id, "session_id": self.memory.session_id}
-        sessions = self.memory.store.sessions
-        # $pull/$push, not a versioned save: concurrent turns each add or remove only their own items
-        if done:
-            sessions.update_one(key, {"$pull": {"facts_pending": {"seq": {"$in": done}}}})
-        if new:
-            sessions.update_one(key, {"$push": {"facts_pending": {"$each": new}}})
-        if given_up:
-            sessions.update_one(key, {"$inc": {"facts_skipped": given_up}})
-
-    def _remember_now(self, pending: list[dict], exchange: list[dict]) -> tuple[list[dict], int]:
-        """Store turns, episodes and facts for earlier failures and this exchange; returns (what to retry, how many
-        given up).
-
-        Any error (model, embedder, database) keeps the item for a later turn, up to FACTS_PENDING_MAX items;
-        a non-retryable model error (400/401/403/404) is given up on and counted, never retried forever.
-        """
-        stats, t0 = self.memory.stats, time.perf_counter()
-        todo = [*pending, {"messages": [strip_meta(m) for m in exchange], "seq": exchange[0].get("seq")}]
-        left, given_up = [], 0
-        try:
-            self._index_turns(exchange)  # no model call; an embedder or database error is retried with the facts
-        except Exception:  # noqa: BLE001 - nothing here may lose the committed turn
-            stats["memory_failures"] += 1
-            todo[-1]["turns"] = [strip_meta(m) | {"seq": m.get("seq")} for m in exchange]
-        for item in todo:
-            try:
-                if item.get("turns"):
-                    self._index_turns(item["turns"])
-                    item.pop("turns")
-                self.facts.remember(
-                    self.memory.user_id,
-                    item["messages"],
-                    {"session_id": self.memory.session_id, "seq": item["seq"]},
-                    episode=self.units == "exchanges",
-                )
-            except Exception as err:  # noqa: BLE001 - nothing here may lose the committed turn
-                stats["memory_failures"] += 1
-                if isinstance(err, anthropic.APIError) and not is_retryable(err):
-                    given_up += 1
-                else:
-                    left.append(item)
-        if len(left) > self.FACTS_PENDING_MAX:  # the oldest are given up on (their episodes are usually stored)
-            given_up += len(left) - self.FACTS_PENDING_MAX
-            left = left[-self.FACTS_PENDING_MAX :]
-        stats["memory_skipped"] += given_up
-        stats["memory_s"] += time.perf_counter() - t0
-        return left, given_up
-
-    def close(self) -> None:
-        """Finish background work (every queued exchange is stored before this returns)."""
-        if self.worker is not None:
-            self.worker.close()
+        entries = unremembered(memory.store, memory.user_id, memory.session_id, mine=self.writer)
+        chat = [e for e in entries if not e.get("imported")]
+        imported = [e for e in entries if e.get("imported")]
+        done = {
+            "exchanges": self.remember_logged(chat) if chat else 0,
+            "imported": remember_imported(memory, imported) if imported else 0,
+        }
+        self.recovered, self.interrupted = True, False
+        return done
 
     # -- inspection and import
     def describe(self, session: dict, recall: Recall | None, gauge: dict) -> dict:

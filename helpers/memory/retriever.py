@@ -32,10 +32,17 @@ class Retriever(Protocol):
         """While building the request for `text`: what to add (and, with one context budget, what to send)."""
 
     def before_turn(self) -> None:
-        """At the start of a turn (e.g. resubmit earlier background work that failed)."""
+        """At the start of a turn (e.g. resubmit earlier background work that failed; the first time, `recover`)."""
 
-    def committed(self, session: dict, exchange: list[dict]) -> None:
-        """After the exchange is saved (the commit point): remember it."""
+    def todo_marks(self) -> dict:
+        """Fields for the exchange's log entries, written before the commit: what it still owes this retriever."""
+
+    def committed(self, session: dict, exchange: list[dict]) -> dict | None:
+        """After the exchange is saved (the commit point): remember it; returns the fields that say so, set on its
+        log entries when they are confirmed ({} or None: nothing to mark yet)."""
+
+    def recover(self) -> dict:
+        """On start and --rebuild: finish what committed exchanges still owe (a process died before it was written)."""
 
     def after_turn(self, result: TurnResult) -> None:
         """After the turn returned its result (e.g. hand the exchange to a background worker)."""

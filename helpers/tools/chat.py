@@ -228,8 +228,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         memory = make_memory(args, settings, client)
-        if hasattr(memory, "settle_interrupted"):  # a turn a killed process never saved becomes 'unanswered'
-            memory.settle_interrupted()
+        if args.show_state or args.show_request is not None:  # reads only: settle, nothing more
+            if hasattr(memory, "settle_interrupted"):  # a turn a killed process never saved becomes 'unanswered'
+                memory.settle_interrupted()
+        elif hasattr(memory, "recover"):  # ... and what it saved but did not yet remember is stored (vector)
+            memory.recover()
         code = _one_shot(args, memory)
     except (StoreError, UsageError, ConfigError, ValueError) as err:  # e.g. MONGODB_URI's server unreachable
         print(f"error: {_one_line(err)}", file=sys.stderr)

@@ -69,8 +69,8 @@ def _arm(memory: BoundedMemory, point: str, monkeypatch) -> None:
     else:
         real_confirm = commit_mod.confirm_turns
 
-        def confirm(store, user, sid, turns):
-            done = real_confirm(store, user, sid, turns)
+        def confirm(store, user, sid, turns, **more):
+            done = real_confirm(store, user, sid, turns, **more)
             if memory.turn_id in turns:
                 raise Killed
             return done
