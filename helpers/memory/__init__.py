@@ -4,7 +4,8 @@ Read in this order: history.py (01, 02: the turn interface, the goldfish, the hi
 prompt-cache breakpoints, the history list with caching on), bounded.py (04:
 window + rolling summary in MongoDB; commit.py saves each exchange, state.py shows the session, fold.py holds
 its session bookkeeping), recall.py and long_term.py (05:
-long-term memory as a retriever the bounded memory calls; VectorMemory wires the two). errors.py says what a
+long-term memory as a retriever the bounded memory calls; VectorMemory wires the two; remember.py writes it after
+each commit and finishes what a crash left). errors.py says what a
 failed turn tells the user.
 """
 

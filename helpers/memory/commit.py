@@ -1,8 +1,9 @@
 """Commit one exchange under the session's version guard, or rebuild the session from its logs. Taught in 04_bounded_memory_mongodb, "One turn, arrow by arrow".
 
 The write path of `BoundedMemory` (helpers/memory/bounded.py), which takes it as a mixin: trim the grown window,
-fold what left it into the summary (helpers.memory.pending), save with the version guard and confirm the turn's
-log entries (helpers.memory.fold); `rebuild` refolds the committed log the same way.
+fold what left it into the summary (helpers.memory.pending), save with the version guard (the commit point), let
+the retriever (long-term memory) store the exchange, and confirm the turn's log entries (helpers.memory.fold);
+`rebuild` refolds the committed log the same way; `recover` (every start) finishes what a killed process left.
 """
 
 from __future__ import annotations

@@ -32,6 +32,7 @@ class LongTermMemory(LongTermWrites):
     (the bounded turn) → store both turns (speaker, date) and extract facts (inline, or on a background
     worker). With `context_budget`, one budget covers the whole request (persona, summary, memories, window,
     new message), allocated by evidence (helpers.memory.budget); else memories get `memory_budget` of their own.
+    The writes, their retries and what happens after a crash: helpers/memory/remember.py.
     """
 
     def __init__(

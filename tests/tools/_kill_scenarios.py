@@ -56,7 +56,7 @@ class HashEmbedder:
         return rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
 
 
-def vector(store) -> VectorMemory:
+def vector(store, **more) -> VectorMemory:
     settings = load_settings({})
     return VectorMemory(
         get_client(settings, max_retries=0),
@@ -68,6 +68,7 @@ def vector(store) -> VectorMemory:
         context_budget=700,
         summary_max_tokens=80,
         check_retention=False,
+        **more,
     )
 
 

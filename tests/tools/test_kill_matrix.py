@@ -27,6 +27,7 @@ from _kill_scenarios import (
     Killed,
     active_facts,
     arm,
+    chat_script,
     chat_until_killed,
     import_until_killed,
     problems,
@@ -42,10 +43,13 @@ from _reliability import ROOT, cli_env
 from helpers.config import load_settings
 from helpers.db import crash
 from helpers.db.store import mongomock_store, open_store
+from helpers.llm import get_client
+from helpers.memory import BoundedMemory
 from helpers.memory.importer import import_turns
+from helpers.tools.consistency import check_consistency
 
 FAST_SEEDS = range(1)
-SLOW_SEEDS = range(20)
+SLOW_SEEDS = range(int(os.environ.get("KILL_SEEDS", "20")))
 
 
 def test_every_crash_point_is_named_and_reached():
@@ -125,6 +129,83 @@ def test_a_live_writers_unfinished_entries_are_left_to_it(monkeypatch):
     gc.collect()
 
 
+def test_rebuild_alone_completes_what_a_killed_turn_owed():
+    """--rebuild finishes long-term memory too (it used to redo only window and summary)."""
+    store = mongomock_store()
+    assert chat_until_killed(store, 3, "commit:saved")
+    assert store.logs.count_documents({"status": "pending", "memory": "todo"}) == 2
+    vector(store).rebuild()
+    assert problems(store) == [] and active_facts(store) == reference_chat_prefix(3)
+
+
+def reference_chat_prefix(seed: int) -> tuple[str, ...]:
+    """The active facts after the turns before the killed one and the killed one (no kill)."""
+    before, killed, _ = chat_script(seed)
+    store = mongomock_store()
+    memory = vector(store)
+    for text in [*before, killed]:
+        memory.turn(text)
+    return active_facts(store)
+
+
+def test_a_background_writer_that_died_with_work_queued_is_finished_at_the_next_start(monkeypatch):
+    """Background mode: the worker's queue dies with the process; the entries stay owed and the next start stores
+    them (the worker marks them done only once it has stored them)."""
+    store = mongomock_store()
+    memory = vector(store, background=True)
+    monkeypatch.setattr(memory.long_term.worker, "submit", lambda *a, **k: None)  # queued, never run: then killed
+    memory.turn("My flight number is UA1432.")
+    assert store.logs.count_documents({"memory": "todo"}) == 2
+    memory.long_term.worker.close()  # nothing queued ran; the process ends (its worker and memory with it)
+    monkeypatch.undo()
+    del memory
+    gc.collect()
+    again = vector(store, background=True)
+    assert again.recover()["remembered"] == {"exchanges": 1, "imported": 0}
+    again.close()
+    assert problems(store) == [] and any("UA1432" in fact for fact in active_facts(store))
+
+
+@pytest.mark.parametrize("point", ["import:logged", "import:batch@1", "import:batch@2"])
+def test_a_bounded_import_killed_mid_way_completes_once_when_run_again(point):
+    """The bounded stage imports in batches of exchanges, each its own commit: killed between two, run again, every
+    turn is logged once and the session accounts for each exactly once."""
+    store = mongomock_store()
+    settings = load_settings({})
+    turns = [
+        {"role": r, "content": f"Day {i}: code {4400 + i}." if r == "user" else "Noted."}
+        for i in range(40)
+        for r in ("user", "assistant")
+    ]
+
+    def bounded():
+        return BoundedMemory(
+            get_client(settings, max_retries=0),
+            settings,
+            store=store,
+            user_id="u",
+            session_id="s",
+            budget=120,
+            check_retention=False,
+        )
+
+    arm(point, in_process=True)
+    try:
+        with pytest.raises(Killed):
+            import_turns(bounded(), turns)
+    finally:
+        arm(None, in_process=True)
+    memory = bounded()
+    memory.recover()
+    result = import_turns(memory, turns)
+    assert result["imported"] + result["skipped"] == 80 and store.logs.count_documents({}) == 80
+    assert check_consistency(store, "u", "s") == [] and {e["status"] for e in store.logs.find()} <= {
+        "ok",
+        "unsummarised",
+    }
+    assert import_turns(bounded(), turns)["imported"] == 0 and store.logs.count_documents({}) == 80
+
+
 # ---- real processes ----------------------------------------------------------------------------------------------
 
 
@@ -140,7 +221,7 @@ def _in_child(kind: str, db: str, seed: int, point: str, out) -> None:
 def forkserver():
     """Processes forked from a clean server process that has already imported the memory layer (fast, fork-safe)."""
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["_kill_scenarios"])
+    context.set_forkserver_preload(["_kill_warm"])
     return context
 
 
