@@ -14,6 +14,7 @@ import multiprocessing
 import os
 import random
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -122,8 +123,17 @@ def test_a_live_writers_unfinished_entries_are_left_to_it(monkeypatch):
     store.logs.update_many({}, {"$set": {"memory": "todo"}})  # as if its write were still under way
     second = vector(store)
     assert second.long_term.recover() == {"exchanges": 0, "imported": 0}
+    parent = os.getppid()  # a process alive on this host: its entries are left to it as well
+    started = open(f"/proc/{parent}/stat").read().rsplit(")", 1)[-1].split()[19]
+    alive = f"{socket.gethostname()}:{parent}:{started}:1"
+    store.logs.update_many({}, {"$set": {"writer": alive}})
+    assert second.long_term.recover() == {"exchanges": 0, "imported": 0}
     monkeypatch.setattr(remember, "RECOVER_AFTER_S", -1)  # the lease has run out: anyone finishes it
     assert second.long_term.recover() == {"exchanges": 1, "imported": 0}
+    assert problems(store) == []
+    monkeypatch.undo()
+    store.logs.update_many({}, {"$set": {"memory": "todo", "writer": f"{socket.gethostname()}:{parent}:1:1"}})
+    assert second.long_term.recover() == {"exchanges": 1, "imported": 0}  # that pid now names another process
     assert problems(store) == []
     del first
     gc.collect()
