@@ -73,6 +73,29 @@ class Call:
     def messages(self) -> list[dict]:
         return self.body.get("messages") or []
 
+    @cached_property
+    def blocks(self) -> list[list]:
+        """Each message's content as blocks (computed once for every rule)."""
+        return [blocks_of(m["content"]) for m in self.messages]
+
+    @cached_property
+    def kinds(self) -> frozenset:
+        """Every block type in the messages, nested ones (in tool results, search results) included: a rule about a
+        kind of block the request does not hold has nothing to check."""
+        found = set()
+        for m in self.messages:
+            content = m["content"]
+            if isinstance(content, str):
+                found.add("text")
+                continue
+            for b in content:
+                if isinstance(b, dict):
+                    found.add(b.get("type"))
+                    inner = b.get("content")
+                    if isinstance(inner, list):
+                        found.update(x.get("type") for x in inner if isinstance(x, dict))
+        return frozenset(found)
+
     @property
     def tools(self) -> list[dict]:
         return self.body.get("tools") or []

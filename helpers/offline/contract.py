@@ -179,24 +179,16 @@ def _header(headers, name: str) -> str | None:
 
 
 def check_request(
-    raw: bytes, endpoint: str, *, is_beta: bool = False, headers=None, threads: Mapping[str, dict] | None = None
+    raw: bytes | dict, endpoint: str, *, is_beta: bool = False, headers=None, threads: Mapping[str, dict] | None = None
 ) -> Call:
     """Parse and check one request (steps 1-4 above) except the rules that need its token count; returns the Call.
-    Raises OfflineAPIError (the API's refusal) for anything the API refuses.
+    Raises OfflineAPIError (the API's refusal) for anything the API refuses. `raw` is the request's bytes (as the
+    transport has them), or its already parsed body (a direct call: no size check).
 
     `threads`: the conversations the server holds, by reply id: {"params": the request's other fields, "messages":
     the conversation with the reply}. A beta `thread: {"type": "continue", "previous_message_id": id}` request sends
     only the new turn's messages (and what it changes); the rules read the whole conversation."""
-    if len(raw) > MAX_REQUEST_BYTES:
-        raise refuse(
-            f"Request exceeds the maximum allowed number of bytes: {len(raw)} > {MAX_REQUEST_BYTES}",
-            413,
-            "request_too_large",
-        )
-    try:
-        body = json.loads(raw or b"{}")
-    except (ValueError, RecursionError):
-        raise refuse("The request body is not valid JSON.") from None
+    body = raw if isinstance(raw, dict) else _parse(raw)
     if not isinstance(body, dict):
         raise refuse("Input should be a valid dictionary")
     version = _header(headers, "anthropic-version") or (LATEST_VERSION if headers is None else None)
@@ -213,7 +205,7 @@ def check_request(
         )
     is_beta = is_beta or bool(names)  # the beta fields exist for a request that names a beta (the SDK's beta
     try:  # client sends the header; the `?beta=true` query marks it too)
-        _spec(endpoint, is_beta, version).check(body, "")
+        _spec(endpoint, is_beta, version).check(body, ())
     except ShapeError as err:
         raise refuse(str(err)) from None
     thread = body.get("thread") or {}
@@ -232,6 +224,21 @@ def check_request(
         if endpoint in rule.endpoints and not rule.needs_tokens:
             rule.check(call)
     return call
+
+
+def _parse(raw: bytes) -> object:
+    """The JSON of a request's bytes: 413 over 32 MB (before anything is read, as the API's edge does), 400 when
+    it is not JSON."""
+    if len(raw) > MAX_REQUEST_BYTES:
+        raise refuse(
+            f"Request exceeds the maximum allowed number of bytes: {len(raw)} > {MAX_REQUEST_BYTES}",
+            413,
+            "request_too_large",
+        )
+    try:
+        return json.loads(raw or b"{}")
+    except (ValueError, RecursionError):
+        raise refuse("The request body is not valid JSON.") from None
 
 
 def check_counted(call: Call, input_tokens: int) -> None:

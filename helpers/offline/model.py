@@ -106,8 +106,7 @@ class OfflineModel:
     # -- the contract
     def check(self, body: dict | bytes, endpoint: str = "create", *, headers=None, beta: bool = False) -> Call:
         """Check a request as the API does (helpers.offline.contract); returns it parsed, or raises OfflineAPIError."""
-        raw = body if isinstance(body, bytes) else json.dumps(body).encode("utf-8", "surrogatepass")
-        call = check_request(raw, endpoint, is_beta=beta, headers=headers, threads=self.threads)
+        call = check_request(body, endpoint, is_beta=beta, headers=headers, threads=self.threads)
         call.notes["window"] = min(self.context_window or call.model.context, call.model.context)
         return call
 

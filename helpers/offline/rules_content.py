@@ -7,7 +7,7 @@ they read (pixel sizes, pages, text) are kept in `call.notes["media"]` for token
 from __future__ import annotations
 
 from helpers.offline.cache import check_breakpoints
-from helpers.offline.call import Call, blocks_of, refuse
+from helpers.offline.call import Call, refuse
 from helpers.offline.media import MAX_IMAGE_BYTES, decode_base64, pdf_facts, sniff_image
 
 __all__ = ["images", "documents", "file_sources", "cache_markers", "MAX_PDF_PAGES"]
@@ -16,10 +16,16 @@ MAX_PDF_PAGES = 100  # per request (PDF support docs, "PDF support limits")
 MAX_DIMENSION, MANY_IMAGES, MANY_IMAGES_DIMENSION = 8000, 20, 2000
 
 
-def _media_blocks(call: Call, kind: str):
+def _media_blocks(call: Call, kind: str) -> list[tuple[str, dict]]:
     """(path, block) of every `kind` block in the messages, tool results included."""
-    for i, m in enumerate(call.messages):
-        for j, block in enumerate(blocks_of(m["content"])):
+    if kind not in call.kinds:
+        return []
+    return list(_walk(call, kind))
+
+
+def _walk(call: Call, kind: str):
+    for i, blocks in enumerate(call.blocks):
+        for j, block in enumerate(blocks):
             if not isinstance(block, dict):
                 continue
             if block.get("type") == kind:
@@ -33,7 +39,7 @@ def _media_blocks(call: Call, kind: str):
 def images(call: Call) -> None:
     """Images: valid base64 of a PNG, JPEG, GIF or WebP that is what its media_type says, at most 5 MB, at most
     8000 px a side (2000 px when the request holds more than 20), at most 100 images (600 on 1M-token models)."""
-    found = list(_media_blocks(call, "image"))
+    found = _media_blocks(call, "image")
     if len(found) > call.model.max_images:
         raise refuse(f"messages: too many images: {len(found)} > {call.model.max_images}")
     limit = MANY_IMAGES_DIMENSION if len(found) > MANY_IMAGES else MAX_DIMENSION

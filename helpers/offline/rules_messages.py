@@ -117,8 +117,10 @@ def prefill(call: Call) -> None:
 
 def blocks_in_their_role(call: Call) -> None:
     """tool_use, server_tool_use and thinking blocks are the assistant's; tool_result blocks the user's."""
+    if not call.kinds & {*_ASSISTANT_ONLY, "tool_result"}:
+        return
     for i, m in enumerate(call.messages):
-        for j, block in enumerate(blocks_of(m["content"])):
+        for j, block in enumerate(call.blocks[i]):
             kind = block.get("type") if isinstance(block, dict) else None
             if m["role"] == "user" and kind in _ASSISTANT_ONLY:
                 raise refuse(f"messages.{i}.content.{j}: `{kind}` blocks can only be in `assistant` messages")
@@ -128,9 +130,11 @@ def blocks_in_their_role(call: Call) -> None:
 
 def tool_use_ids(call: Call) -> None:
     """tool_use ids match ^[a-zA-Z0-9_-]+$ and are unique in the conversation."""
+    if not call.kinds & {"tool_use", "server_tool_use"}:
+        return
     seen = set()
-    for i, m in enumerate(call.messages):
-        for j, block in enumerate(blocks_of(m["content"])):
+    for i, blocks in enumerate(call.blocks):
+        for j, block in enumerate(blocks):
             if isinstance(block, dict) and block.get("type") in ("tool_use", "server_tool_use"):
                 tid = block["id"]
                 if not _TOOL_ID.match(tid):
@@ -151,6 +155,8 @@ def _tool_uses(message: dict | None) -> list[str]:
 def tool_results_answer_tool_uses(call: Call) -> None:
     """Each tool_result answers a tool_use of the message just before, and comes first in its message; each
     tool_use is answered by a tool_result in the next message."""
+    if not call.kinds & {"tool_use", "tool_result"}:
+        return
     msgs = call.messages
     for i, m in enumerate(msgs):
         asked = _tool_uses(msgs[i - 1] if i else None)
@@ -189,10 +195,12 @@ def tool_results_answer_tool_uses(call: Call) -> None:
 def version_2026_blocks(call: Call) -> None:
     """API version 2026-10-21: no document block directly in an assistant message, no citations on a user text
     block (directly or inside a search_result)."""
-    if call.version != "2026-10-21":
+    if call.version != "2026-10-21" or not call.kinds & {"document", "text", "search_result"}:
         return
     for i, m in enumerate(call.messages):
-        for j, b in enumerate(blocks_of(m["content"])):
+        if isinstance(m["content"], str):  # plain text: no document, no citations
+            continue
+        for j, b in enumerate(call.blocks[i]):
             if not isinstance(b, dict):
                 continue
             if m["role"] == "assistant" and b.get("type") == "document":

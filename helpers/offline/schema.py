@@ -22,13 +22,14 @@ __all__ = ["Spec", "ShapeError", "spec_of", "Obj", "Union_"]
 class ShapeError(ValueError):
     """A body that does not fit the request type: `path` ("messages.0.content.0.text") and the API's message."""
 
-    def __init__(self, path: str, message: str):
+    def __init__(self, path: tuple | str, message: str):
+        path = path if isinstance(path, str) else ".".join(str(p) for p in path)
         super().__init__(f"{path}: {message}" if path else message)
         self.path, self.detail = path, message
 
 
-def _join(path: str, key) -> str:
-    return f"{path}.{key}" if path else str(key)
+def _join(path: tuple, key) -> tuple:
+    return (*path, key)  # joined into "a.b.c" only when an error is raised
 
 
 def _quote(values) -> str:
@@ -37,23 +38,23 @@ def _quote(values) -> str:
 
 
 class Spec:
-    """A compiled field type; `check` returns nothing and raises ShapeError."""
+    """A compiled field type; `check(value, path)` returns nothing and raises ShapeError (`path`: a tuple of keys)."""
 
     expect = "a valid value"
 
-    def check(self, value, path: str) -> None:  # pragma: no cover - every subclass overrides it
+    def check(self, value, path: tuple) -> None:  # pragma: no cover - every subclass overrides it
         raise NotImplementedError
 
 
 class Any_(Spec):
-    def check(self, value, path: str) -> None:
+    def check(self, value, path: tuple) -> None:
         return None
 
 
 class Str(Spec):
     expect = "a valid string"
 
-    def check(self, value, path: str) -> None:
+    def check(self, value, path: tuple) -> None:
         if not isinstance(value, str):
             raise ShapeError(path, "Input should be a valid string")
 
@@ -61,7 +62,7 @@ class Str(Spec):
 class Bool(Spec):
     expect = "a valid boolean"
 
-    def check(self, value, path: str) -> None:
+    def check(self, value, path: tuple) -> None:
         if isinstance(value, bool) or value in (0, 1) and not isinstance(value, float):
             return
         if isinstance(value, str) and value.lower() in ("true", "false", "yes", "no", "on", "off", "0", "1"):
@@ -72,7 +73,7 @@ class Bool(Spec):
 class Int(Spec):
     expect = "a valid integer"
 
-    def check(self, value, path: str) -> None:
+    def check(self, value, path: tuple) -> None:
         if isinstance(value, bool) or isinstance(value, int):
             return
         if isinstance(value, float):
@@ -93,7 +94,7 @@ class Int(Spec):
 class Num(Spec):
     expect = "a valid number"
 
-    def check(self, value, path: str) -> None:
+    def check(self, value, path: tuple) -> None:
         if isinstance(value, (int, float)):
             return
         if isinstance(value, str):
@@ -108,7 +109,7 @@ class Num(Spec):
 class Null(Spec):
     expect = "None"
 
-    def check(self, value, path: str) -> None:
+    def check(self, value, path: tuple) -> None:
         if value is not None:
             raise ShapeError(path, "Input should be None")
 
@@ -118,12 +119,12 @@ class Lit(Spec):
         self.values = values
         self.expect = _quote(values)
 
-    def check(self, value, path: str) -> None:
+    def check(self, value, path: tuple) -> None:
         if isinstance(value, bool) or value not in self.values:
             raise ShapeError(path, f"Input should be {self.expect}")
 
 
-def _fits(spec: Spec, value, path: str) -> bool:
+def _fits(spec: Spec, value, path: tuple) -> bool:
     try:
         spec.check(value, path)
         return True
@@ -137,7 +138,7 @@ class List_(Spec):
     def __init__(self, item: Spec):
         self.item = item
 
-    def check(self, value, path: str) -> None:
+    def check(self, value, path: tuple) -> None:
         if not isinstance(value, list):
             raise ShapeError(path, "Input should be a valid list")
         for i, item in enumerate(value):
@@ -150,7 +151,7 @@ class Dict_(Spec):
     def __init__(self, value: Spec):
         self.value = value
 
-    def check(self, value, path: str) -> None:
+    def check(self, value, path: tuple) -> None:
         if not isinstance(value, dict):
             raise ShapeError(path, "Input should be a valid dictionary")
         for key, item in value.items():
@@ -166,6 +167,13 @@ class Obj(Spec):
         self.name = name
         self.fields: dict[str, tuple[bool, Spec]] = {}
         self.extra_ok = False
+        self._required: list[str] | None = None  # computed on first use (fields are filled after __init__)
+
+    @property
+    def required(self) -> list[str]:
+        if self._required is None:
+            self._required = [key for key, (req, _) in self.fields.items() if req]
+        return self._required
 
     def literal(self, field: str) -> tuple[tuple, bool] | None:
         """(values, required) when `field` is a literal (`type: Literal["text"]`, `role: Literal["user"]`)."""
@@ -180,11 +188,11 @@ class Obj(Spec):
             return spec.values, required
         return None
 
-    def check(self, value, path: str) -> None:
+    def check(self, value, path: tuple) -> None:
         if not isinstance(value, dict):
             raise ShapeError(path, "Input should be a valid dictionary")
-        for key, (required, _) in self.fields.items():
-            if required and key not in value:
+        for key in self.required:
+            if key not in value:
                 raise ShapeError(_join(path, key), "Field required")
         for key, item in value.items():
             field = self.fields.get(key)
@@ -220,8 +228,11 @@ class Union_(Spec):
                 break
         others = [o for o in options if not isinstance(o, Obj)]
         self.expect = " or ".join(dict.fromkeys(o.expect for o in [*others, *objs[:1]]))
+        self.takes_str = any(isinstance(o, (Str, Any_)) for o in options)
 
-    def check(self, value, path: str) -> None:
+    def check(self, value, path: tuple) -> None:
+        if self.takes_str and type(value) is str:  # the common case (string content), decided at once
+            return
         if isinstance(value, dict) and self.key:
             try:
                 self._tagged(value, path)
@@ -231,7 +242,7 @@ class Union_(Spec):
             return
         self._first_fit(value, path)
 
-    def _tagged(self, value: dict, path: str) -> None:
+    def _tagged(self, value: dict, path: tuple) -> None:
         tag = value.get(self.key)
         if self.key not in value and self.default is not None:
             self.default.check(value, _join(path, self.default.literal(self.key)[0][0]))
@@ -248,7 +259,7 @@ class Union_(Spec):
             )
         target.check(value, _join(path, tag) if self.key == "type" else path)
 
-    def _first_fit(self, value, path: str) -> None:
+    def _first_fit(self, value, path: tuple) -> None:
         """The first option that fits; else the error of the first option of the value's own kind (a dict's
         object, a list's list), which says best what is wrong inside it."""
         own: ShapeError | None = None
