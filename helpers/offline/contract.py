@@ -27,7 +27,16 @@ from helpers.offline import beta, rules_content, rules_messages, rules_request, 
 from helpers.offline.call import DOCS, LATEST_VERSION, VERSIONS, Call, refuse
 from helpers.offline.schema import Int, Num, Obj, ShapeError, spec_of
 
-__all__ = ["Rule", "RULES", "check_request", "MAX_REQUEST_BYTES", "KNOWN_BETAS", "context_window"]
+__all__ = [
+    "Rule",
+    "RULES",
+    "check_request",
+    "check_counted",
+    "parse_body",
+    "MAX_REQUEST_BYTES",
+    "KNOWN_BETAS",
+    "context_window",
+]
 
 MAX_REQUEST_BYTES = 32 * 1024 * 1024  # Messages API and token counting (errors docs, "Request size limits")
 
@@ -179,7 +188,12 @@ def _header(headers, name: str) -> str | None:
 
 
 def check_request(
-    raw: bytes | dict, endpoint: str, *, is_beta: bool = False, headers=None, threads: Mapping[str, dict] | None = None
+    raw: bytes | object,
+    endpoint: str,
+    *,
+    is_beta: bool = False,
+    headers=None,
+    threads: Mapping[str, dict] | None = None,
 ) -> Call:
     """Parse and check one request (steps 1-4 above) except the rules that need its token count; returns the Call.
     Raises OfflineAPIError (the API's refusal) for anything the API refuses. `raw` is the request's bytes (as the
@@ -188,7 +202,7 @@ def check_request(
     `threads`: the conversations the server holds, by reply id: {"params": the request's other fields, "messages":
     the conversation with the reply}. A beta `thread: {"type": "continue", "previous_message_id": id}` request sends
     only the new turn's messages (and what it changes); the rules read the whole conversation."""
-    body = raw if isinstance(raw, dict) else _parse(raw)
+    body = parse_body(raw) if isinstance(raw, (bytes, bytearray)) else raw
     if not isinstance(body, dict):
         raise refuse("Input should be a valid dictionary")
     version = _header(headers, "anthropic-version") or (LATEST_VERSION if headers is None else None)
@@ -226,7 +240,7 @@ def check_request(
     return call
 
 
-def _parse(raw: bytes) -> object:
+def parse_body(raw: bytes) -> object:
     """The JSON of a request's bytes: 413 over 32 MB (before anything is read, as the API's edge does), 400 when
     it is not JSON."""
     if len(raw) > MAX_REQUEST_BYTES:

@@ -105,7 +105,8 @@ class OfflineModel:
 
     # -- the contract
     def check(self, body: dict | bytes, endpoint: str = "create", *, headers=None, beta: bool = False) -> Call:
-        """Check a request as the API does (helpers.offline.contract); returns it parsed, or raises OfflineAPIError."""
+        """Check a request as the API does (helpers.offline.contract); returns it parsed, or raises OfflineAPIError.
+        `body`: the parsed body, or the request's bytes (then the 32 MB limit and the JSON are checked too)."""
         call = check_request(body, endpoint, is_beta=beta, headers=headers, threads=self.threads)
         call.notes["window"] = min(self.context_window or call.model.context, call.model.context)
         return call

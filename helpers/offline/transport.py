@@ -9,11 +9,11 @@ with `"stream": true` (what `messages.stream()` sends) is answered with the docu
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 
 import httpx2
 
+from helpers.offline.contract import parse_body
 from helpers.offline.faults import FAULTS, FaultPlan, OfflineAPIError
 from helpers.offline.model import OfflineModel
 from helpers.offline.stream import encode, error_event, sse_events
@@ -47,16 +47,18 @@ class OfflineTransport(httpx2.BaseTransport):
         path, raw = request.url.path, request.read() or b"{}"
         beta = request.url.params.get("beta") == "true"
         try:
-            self.requests.append((path, json.loads(raw)))
-        except ValueError:
+            body = parse_body(raw)  # 413 over 32 MB, 400 for what is not JSON
+        except OfflineAPIError as err:
             self.requests.append((path, {}))
+            return err.response()
+        self.requests.append((path, body))
         try:
             if request.method != "POST" or path.rstrip("/") not in ("/v1/messages", "/v1/messages/count_tokens"):
                 raise OfflineAPIError(
                     404, "not_found_error", f"the offline model does not serve {request.method} {path}"
                 )
             if path.rstrip("/").endswith("count_tokens"):
-                tokens = self.model.count_tokens(raw, headers=request.headers, beta=beta)
+                tokens = self.model.count_tokens(body, headers=request.headers, beta=beta)
                 self.usage["count_tokens"] += 1
                 return httpx2.Response(200, json={"input_tokens": tokens})
             fault = self.faults.next()
@@ -64,11 +66,11 @@ class OfflineTransport(httpx2.BaseTransport):
                 raise httpx2.ReadTimeout("offline fault: read timed out", request=request)
             if fault == "connect":
                 raise httpx2.ConnectError("offline fault: connection refused", request=request)
-            streaming = _wants_stream(raw)
+            streaming = isinstance(body, dict) and body.get("stream") is True
             if fault and not (fault == "midstream" and streaming):
                 status, kind, message = FAULTS["529" if fault == "midstream" else fault]
                 raise OfflineAPIError(status, kind, message, {"retry-after-ms": str(self.faults.retry_after_ms)})
-            reply = self.model.create(raw, headers=request.headers, beta=beta)
+            reply = self.model.create(body, headers=request.headers, beta=beta)
             self._record(reply)
             if not streaming:
                 return httpx2.Response(200, json=reply)
@@ -83,10 +85,3 @@ class OfflineTransport(httpx2.BaseTransport):
         except Exception as err:  # a bug of the offline model (or of a Behaviour): the API's 500, never a crash
             message = f"offline model error: {type(err).__name__}: {err} (a bug: please report it with the request)"
             return OfflineAPIError(500, "api_error", message).response()
-
-
-def _wants_stream(raw: bytes) -> bool:
-    try:
-        return json.loads(raw).get("stream") is True
-    except (ValueError, AttributeError):
-        return False
