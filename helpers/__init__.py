@@ -50,7 +50,8 @@ PLUMBING you can skip (first docstring line "Plumbing:"):
                                 checks.py (ids and fields every query passes, what BSON can store), server.py,
                                 instance.py and processes.py (the local database server), redact.py, crash.py
                                 (named crash points for the kill tests)
-    offline/                    the deterministic offline stand-in model behind the real SDK
+    offline/                    the deterministic offline stand-in model behind the real SDK, and the Messages
+                                API contract it keeps (contract.py: the rules; catalog.py: the models)
 
 TOOLS built on the core:
 
