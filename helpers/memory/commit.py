@@ -143,6 +143,7 @@ class SessionCommit:
             )
             if saved is not None:
                 crash_point("commit:saved")
+                self._mark_unsummarised(left_out)
                 saved = {**self._fresh(), **saved}
                 marks = None
                 if remember and self.retriever is not None:  # written once, after the commit point
@@ -150,7 +151,6 @@ class SessionCommit:
                 confirm_turns(self.store, self.user_id, self.session_id, turns, also=marks, entries=len(exchange))
                 crash_point("commit:confirmed")
                 info["conflicts"] = attempt
-                self._mark_unsummarised(left_out)
                 return saved, info
         self.stats["conflicts"] += 1
         raise SessionConflict(
