@@ -52,6 +52,13 @@ class ToolLoop:
         return sum(m.usage.output_tokens for m in self.messages)
 
 
+def _as_sent(block: Any) -> dict:
+    """A reply's content block as the next request sends it back (the API's param shape: no None fields)."""
+    sent = block.to_dict(exclude_none=True)
+    sent.pop("parsed_output", None)  # the SDK's own parse result, never sent
+    return sent
+
+
 def run_tool_loop(
     client: anthropic.Anthropic,
     request: dict,
@@ -80,7 +87,7 @@ def run_tool_loop(
             results = runner.generate_tool_call_response()  # runs the commands once; the runner sends these
             if results is None or getattr(tool, "failure", None) is not None:
                 break
-            sent += [message.to_param(), results]
+            sent += [{"role": "assistant", "content": [_as_sent(block) for block in message.content]}, results]
     finally:
         runner.close()
     loop.final_request = {**request, "messages": sent}

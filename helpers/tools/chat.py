@@ -76,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--forget-user",
         metavar="USER",
-        help="erase USER everywhere (sessions, logs, memories and facts) in the store, print what "
+        help="erase USER everywhere (sessions, logs, memories, facts and memory-tool files) in the store, print what "
         "was deleted as JSON and exit; other users are untouched",
     )
     return parser
