@@ -48,6 +48,7 @@ from helpers.memory.window import trim, window_tokens
 from helpers.memory_tool.backend import MongoMemoryTool
 from helpers.memory_tool.loop import DEFAULT_MAX_ITERATIONS, run_tool_loop
 from helpers.prompts import MEMORY_TOOL_GUIDANCE, SCOUT_PERSONA
+from helpers.tokens import local_tokens
 
 __all__ = ["MemoryToolMemory"]
 
@@ -168,6 +169,7 @@ class MemoryToolMemory(MemoryBase):
         self.tool.reset()
         self.tool.context = {"session_id": self.session_id, "turn": turn}
         try:
+            base = self.base_tokens(session)  # one count_tokens call when the session has none stored
             loop = run_tool_loop(
                 self.client, request, self.tool, max_iterations=self.max_iterations, ledger=self.ledger
             )
@@ -199,11 +201,13 @@ class MemoryToolMemory(MemoryBase):
             reply_to=user_seq,
             extra={"turn": turn, "commands": commands, "calls": len(loop.messages)},
         )
-        base = self.base_tokens(session)
         user_tokens = request_input_tokens(loop.messages[0].usage) - base - window_tokens(session["window"])
         if user_tokens < 1:  # the parts do not add up (a count that drifted): measure the message itself
             self.stats["token_recounts"] += 1
-            user_tokens = self.tokens_of_text(text)
+            try:
+                user_tokens = self.tokens_of_text(text)
+            except anthropic.APIError:  # the reply is in: never lose the turn over a count; the local BPE's count
+                user_tokens = local_tokens(text)
         exchange = [
             {"role": "user", "content": text, "tokens": user_tokens, "seq": user_seq, "turn": turn},
             {"role": "assistant", "content": reply, "tokens": final.usage.output_tokens, "seq": asst_seq, "turn": turn},
@@ -246,11 +250,14 @@ class MemoryToolMemory(MemoryBase):
         self.stats["command_errors"] += sum(1 for c in commands if not c["ok"])
         self.stats["capped"] += int(loop.capped)
 
-    def _commit(self, session: dict, exchange: list[dict], base: int | None) -> tuple[dict, list[dict]]:
-        """Append `exchange` to the window, trim by whole exchanges, save under the version guard; on a conflict
-        (another process saved first, or the session was erased) place it on the session as it is now."""
+    def _commit(
+        self, session: dict, exchange: list[dict], base: int | None, *, replace: bool = False
+    ) -> tuple[dict, list[dict]]:
+        """Append `exchange` to the window (or, with `replace`, make it the window), trim by whole exchanges, save
+        under the version guard; on a conflict (another process saved first, or the session was erased) do it again
+        on the session as it is now."""
         for attempt in range(self.MAX_SAVE_ATTEMPTS):
-            window, dropped = trim([*session["window"], *exchange], self.budget)
+            window, dropped = trim([*([] if replace else session["window"]), *exchange], self.budget)
             fields = {"window": window, "persona": self.system_prompt(), "base_tokens": base}
             saved = self.store.save_session(self.user_id, self.session_id, session["version"], fields)
             if saved is not None:
@@ -274,7 +281,7 @@ class MemoryToolMemory(MemoryBase):
         messages = committed_exchanges(
             session, self.store.logs_for(self.user_id, self.session_id), set(), self.tokens_of_text
         )
-        saved, dropped = self._commit({**session, "window": []}, messages, session.get("base_tokens"))
+        saved, dropped = self._commit(session, messages, session.get("base_tokens"), replace=True)
         return {
             "messages": len(messages),
             "window": len(saved["window"]),
@@ -306,6 +313,6 @@ class MemoryToolMemory(MemoryBase):
                 "memories": 0,
                 "window": window_tokens(session["window"]),
                 "budget": self.budget,
-            },  # fmt: skip
+            },
             "last": self.last,
         }

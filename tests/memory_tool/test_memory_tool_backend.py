@@ -100,7 +100,7 @@ def test_writes_are_audited_without_a_copy_of_what_was_written(store):
     assert trail[3]["path"] == "/memories/../../etc/shadow"
     assert trail[4]["old_path"] == "/memories/me.md" and trail[4]["new_path"] == "/memories/profile.md"
     dumped = json.dumps(list(store.db[AUDIT].find({}, {"_id": 0})), default=str)
-    assert "4471" not in dumped and "9000" not in dumped and "locker" not in dumped
+    assert "4471-XJ" not in dumped and "9000-ZZ" not in dumped and "locker" not in dumped
 
 
 def test_forget_user_erases_the_files_and_the_audit_trail_and_nothing_of_another_user(store):
