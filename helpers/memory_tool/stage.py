@@ -15,6 +15,10 @@ remembered only if the model wrote it to a file, which is the point of this stag
 text and the final reply, not the turn's tool calls and results: the files are the memory, and an old tool result
 would resend a file's stale text. The log keeps each turn's commands (command, paths, ok; no file text).
 
+A user erased while a turn runs (`--forget-user` from another process): the session document is gone when the
+reply arrives, so the turn ends with TurnError and appends, saves and recreates nothing (a file the model wrote
+after the erasure, within that turn, stays: the next `--forget-user` erases it).
+
 What a turn reports (TurnResult): `request` is the LAST request of the loop as sent (window, message, every
 command and result: what "recall in request" scores), `input_tokens`/`output_tokens` are that request's (the chat
 call, as at every stage); the whole turn's calls and tokens are in `last` and `stats`, and with a ledger every
@@ -189,6 +193,8 @@ class MemoryToolMemory(MemoryBase):
                 "your message is saved — try again.",
                 text,
             )
+        if self.store.load_session(self.user_id, self.session_id) is None:
+            raise self._erased(text)
         final = loop.final
         commands = list(self.tool.commands)
         asst_seq = self.store.append_log(
@@ -240,6 +246,11 @@ class MemoryToolMemory(MemoryBase):
             version=saved["version"],
         )
 
+    def _erased(self, text: str) -> TurnError:
+        return TurnError(
+            "this user's memory was erased (--forget-user) while the turn ran: nothing of the turn was kept", text
+        )
+
     def _unanswered(self, user_seq: int, error: str) -> None:
         self.store.set_log_status(self.user_id, self.session_id, [user_seq], "unanswered", error=error[:500])
 
@@ -264,7 +275,10 @@ class MemoryToolMemory(MemoryBase):
                 return saved, dropped
             self.stats["conflicts"] += 1
             time.sleep(random.uniform(0, min(0.05, 0.001 * 2**attempt)))
-            session = self.load()
+            current = self.store.load_session(self.user_id, self.session_id)
+            if current is None:  # erased (--forget-user) while this turn ran: write nothing of it back
+                raise self._erased(exchange[0]["content"] if exchange else "")
+            session = {"window": [], "base_tokens": None, "persona": None, **current}
         raise SessionConflict(
             f"session {self.session_id!r} changed {self.MAX_SAVE_ATTEMPTS} times while saving this turn; "
             "too many processes writing it at once? The turn's messages are in the log: run --rebuild."

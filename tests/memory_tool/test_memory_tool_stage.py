@@ -182,6 +182,23 @@ def test_a_turn_that_ends_without_a_reply_is_an_error_not_an_empty_message(mock_
     assert mock_store.load_session("maya", "s1")["window"] == []
 
 
+def test_a_user_erased_while_the_turn_runs_gets_nothing_written_back(mock_store):
+    from helpers.memory.forget import documents_of, forget_user
+
+    stage(ScriptedModel(note_taker), mock_store).turn("My favourite tea is genmaicha.")
+
+    def erased_midway(body):
+        said, sent, results = this_turn(body)
+        if not sent:
+            return [tool_use(1, command="view", path="/memories/user.md")]
+        forget_user(mock_store, "maya")  # --forget-user from another process, while the model is answering
+        return [text(f"You told me: {results[0]}")]
+
+    with pytest.raises(TurnError, match="erased"):
+        stage(ScriptedModel(erased_midway), mock_store).turn("What is my favourite tea?")
+    assert sum(documents_of(mock_store, "maya").values()) == 0
+
+
 def test_two_processes_on_one_session_keep_both_exchanges(mock_store):
     model = ScriptedModel(lambda body: [text("ok")])
     a, b = stage(model, mock_store), stage(model, mock_store)
