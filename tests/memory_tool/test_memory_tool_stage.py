@@ -69,17 +69,23 @@ def test_turn_tokens_are_the_chat_calls_and_the_whole_turn_is_in_last_and_the_le
     assert ledger.totals_by_kind()["memory"]["calls"] == 2
 
 
-def test_a_new_session_of_the_same_user_reads_the_files_another_user_has_none(mock_store):
+@pytest.fixture(params=["mongomock", "local"])
+def store(request):
+    """The same test on mongomock and on the local SecantusDB server."""
+    return request.getfixturevalue("mock_store" if request.param == "mongomock" else "local_store")
+
+
+def test_a_new_session_of_the_same_user_reads_the_files_another_user_has_none(store):
     model = ScriptedModel(note_taker)
-    stage(model, mock_store, session="s1").turn("My favourite tea is genmaicha.")
-    later = stage(model, mock_store, session="s2")
+    stage(model, store, session="s1").turn("My favourite tea is genmaicha.")
+    later = stage(model, store, session="s2")
     assert later.build_request("What is my favourite tea?")["messages"] == [
         {"role": "user", "content": "What is my favourite tea?"}
     ]  # a new session: no window, the files are the only memory
     answer = later.turn("What is my favourite tea?")
     assert "genmaicha" in answer.reply
     assert "genmaicha" in str(answer.request["messages"])  # the file's text was in the request the reply came from
-    other = stage(model, mock_store, user="bob", session="s3").turn("What is my favourite tea?")
+    other = stage(model, store, user="bob", session="s3").turn("What is my favourite tea?")
     assert "genmaicha" not in other.reply and "genmaicha" not in str(other.request)
     assert other.reply == "I have nothing in memory about that."
 
