@@ -48,7 +48,8 @@ PLUMBING you can skip (first docstring line "Plumbing:"):
     db/                         store.py (sessions, memories; opening the store), logs.py (the append-only log),
                                 checks.py (ids and fields every query passes), server.py, instance.py and
                                 processes.py (the local database server), redact.py
-    offline/                    the deterministic offline stand-in model behind the real SDK
+    offline/                    the deterministic offline stand-in model behind the real SDK, and the Messages
+                                API contract it keeps (contract.py: the rules; catalog.py: the models)
     memory_tool/                memory the model keeps itself (issue 33), plumbing until its chapter (06_memory_tool)
                                 exists: paths.py (confined to /memories), views.py, commands.py (the six commands,
                                 documented texts), storage.py (one document per user, version guard, audit trail),
