@@ -1,4 +1,4 @@
-"""The `overhead` benchmark: memory-layer ms and DB round trips per bounded (or vector) turn, model time excluded. Tools for 04_bounded_memory_mongodb, "Flat cost per turn".
+"""The `overhead` benchmark: memory-layer ms and DB round trips per bounded (or vector) turn, model time excluded. Tools for further/03_summary_internals, "What the helpers add".
 
 `--stage vector` measures the vector stage's turn the same way (its embedding time counts as memory-layer time;
 its extraction calls are model calls, excluded).
