@@ -405,11 +405,11 @@ def test_a_failure_after_the_reply_is_one_line_keeps_the_turn_and_leaves_nothing
 
         real, state = commit_mod.confirm_turns, {"left": 1}
 
-        def confirm(store, user_id, session_id, turns):
+        def confirm(store, user_id, session_id, turns, **more):
             if state["left"] and turns and store.load_session(user_id, session_id)["commits"] == turns:
                 state["left"] -= 1
                 raise error
-            return real(store, user_id, session_id, turns)
+            return real(store, user_id, session_id, turns, **more)
 
         monkeypatch.setattr(commit_mod, "confirm_turns", confirm)
     else:
