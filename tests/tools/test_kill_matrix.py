@@ -252,6 +252,7 @@ def _kill_in_child(context, kind: str, seed: int, point: str):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)  # 20 seeds: ~4 min a point alone, past 10 under load
 @pytest.mark.parametrize("point", TURN_POINTS)
 def test_real_processes_killed_at_every_point_of_a_vector_turn(forkserver, point):
     for seed in SLOW_SEEDS:
@@ -264,6 +265,7 @@ def test_real_processes_killed_at_every_point_of_a_vector_turn(forkserver, point
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)  # 20 seeds: ~4 min a point alone, past 10 under load
 @pytest.mark.parametrize("point", IMPORT_POINTS)
 def test_real_processes_killed_at_every_point_of_a_vector_import(forkserver, point):
     for seed in SLOW_SEEDS:
