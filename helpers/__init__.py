@@ -38,7 +38,12 @@ THE TAUGHT CORE, in notebook order (read these; "further/NN" is a going-further 
                                 hash, source or nearest vector),
                                 inject.py (the one injector: the dated memory block, packing by value per
                                 token); cache.py and atlas.py are plumbing
-    06  (the capstone: the learner's own turn(), scored against VectorMemory)
+    06  memory_tool/                memory the model keeps itself: paths.py (confined to /memories), views.py,
+                                commands.py (the six commands, documented texts), storage.py (one document per
+                                user, version guard, audit trail), backend.py (MongoMemoryTool, the SDK's
+                                BetaAbstractMemoryTool), loop.py (the tool_runner loop of a turn), stage.py
+                                (MemoryToolMemory: `--stage memory_tool`)
+    07  (the capstone: the learner's own turn(), scored against VectorMemory)
     further/05 (long conversations):
         memory/budget.py        one context budget shared by window, summary and memories
         memory/transcript.py    read a dated transcript; memory/importer.py imports it (`--import`)
@@ -51,11 +56,6 @@ PLUMBING you can skip (first docstring line "Plumbing:"):
                                 processes.py (the local database server), redact.py
     offline/                    the deterministic offline stand-in model behind the real SDK, and the Messages
                                 API contract it keeps (contract.py: the rules; catalog.py: the models)
-    memory_tool/                memory the model keeps itself (issue 33), plumbing until its chapter (06_memory_tool)
-                                exists: paths.py (confined to /memories), views.py, commands.py (the six commands,
-                                documented texts), storage.py (one document per user, version guard, audit trail),
-                                backend.py (MongoMemoryTool, the SDK's BetaAbstractMemoryTool), loop.py (the
-                                tool_runner loop of a turn), stage.py (MemoryToolMemory: `--stage memory_tool`)
 
 TOOLS built on the core:
 
