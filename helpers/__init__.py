@@ -66,6 +66,7 @@ TOOLS built on the core:
                                 `git status` clean; `run.py lab` installs it)
     bench/                      `python -m helpers.bench ...` (__main__.py, cli.py, common.py): one module per
                                 benchmark: cost.py (with cost_table.py: every strategy side by side), compare.py,
+                                kinds.py (who decides what to remember: application, model, platform; 06),
                                 overhead.py, load.py, recall.py, retrieval.py (with latency.py), longmem/ (long
                                 conversations: methods.py with baselines.py; floor.py chooses the relevance
                                 floor), reader_eval.py (the offline reader); scoring.py (answer-in-request, and

@@ -130,7 +130,11 @@ def measure_kinds(turns: int, *, settings: Settings | None = None, store: Any = 
 def run_kinds(args: argparse.Namespace) -> int:
     """`kinds`: measure every chat length, print the table, write the results file with its provenance."""
     report = {"provenance": provenance(["kinds", "--turns", *map(str, args.turns)]), "chats": []}
+    for unused in ("seconds_per_turn", "window_budget", "keep_last", "memory_budget"):  # cost's settings, not ours
+        report["provenance"].pop(unused, None)
     report["provenance"]["data"] = "helpers.sim.scripts.recall_script and recall_questions, persona TRIP_PERSONA"
+    report["provenance"]["kinds"] = {name: {"decides": decides, **kw} for name, decides, kw in KINDS}
+    report["provenance"]["compaction"] = {"model": COMPACTION_MODEL, "trigger_input_tokens": COMPACT_TRIGGER}
     for turns in args.turns:
         report["chats"].append(measure_kinds(turns))
         for name, row in report["chats"][-1]["rows"].items():
