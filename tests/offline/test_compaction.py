@@ -6,6 +6,8 @@ message; `pause_after_compaction` stops with stop_reason "compaction"; only on m
 
 from __future__ import annotations
 
+import os
+
 import anthropic
 import pytest
 
@@ -88,3 +90,16 @@ def test_what_the_api_refuses():
             messages=long_chat(1),
             context_management={"edits": [{"type": "compact_20260112"}]},
         )
+
+
+@pytest.mark.live
+@pytest.mark.skipif(not os.environ.get("ANTHROPIC_API_KEY"), reason="needs ANTHROPIC_API_KEY (live test)")
+def test_live_the_api_compacts_the_same_chat():
+    """The live twin (GTE_LIVE_TESTS=1 with a key; about 60,000 input tokens on claude-opus-4-6)."""
+    client = get_client(load_settings())
+    cm = {"edits": [{"type": "compact_20260112", "trigger": {"type": "input_tokens", "value": TRIGGER}}]}
+    reply = client.beta.messages.create(
+        model=MODEL, max_tokens=300, betas=[BETA], messages=long_chat(30), context_management=cm
+    )
+    assert reply.content[0].type == "compaction" and reply.content[0].content
+    assert [step.type for step in reply.usage.iterations] == ["compaction", "message"]

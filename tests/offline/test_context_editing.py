@@ -6,6 +6,8 @@ count_tokens returns the edited count and `context_management.original_input_tok
 
 from __future__ import annotations
 
+import os
+
 import anthropic
 import pytest
 
@@ -144,3 +146,17 @@ def test_a_stream_reports_the_applied_edits_in_message_delta():
     ) as stream:
         final = stream.get_final_message()
     assert final.context_management.applied_edits[0].cleared_tool_uses == 2  # 5 uses, default keep 3
+
+
+@pytest.mark.live
+@pytest.mark.skipif(not os.environ.get("ANTHROPIC_API_KEY"), reason="needs ANTHROPIC_API_KEY (live test)")
+def test_live_the_api_clears_the_same_tool_uses():
+    """The live twin (GTE_LIVE_TESTS=1 with a key): the API applies the same edit to the same request."""
+    client = get_client(load_settings())
+    edit = {"type": "clear_tool_uses_20250919", "trigger": {"type": "tool_uses", "value": 3}, "keep": {"type": "tool_uses", "value": 2}}  # fmt: skip
+    request = dict(model=MODEL, tools=TOOLS, betas=[CM], messages=history(5), context_management={"edits": [edit]})
+    counted = client.beta.messages.count_tokens(**request)
+    reply = client.beta.messages.create(max_tokens=100, **request)
+    [applied] = reply.context_management.applied_edits
+    assert applied.cleared_tool_uses == 3 and applied.cleared_input_tokens > 0
+    assert counted.input_tokens < counted.context_management.original_input_tokens
