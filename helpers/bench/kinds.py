@@ -15,7 +15,8 @@ and USD count every request of the run (chat and upkeep: summaries, extraction, 
 step) at the list price of each row's model, without prompt caching. Offline, the replies are the stand-in's and
 the memory tool's commands are its stated policy (helpers/offline/memory_policy.py); live, Claude decides.
 
-    python -m helpers.bench kinds --turns 40 400      # writes docs/results/memory_kinds.json
+    python -m helpers.bench kinds --turns 40      # writes docs/results/memory_kinds.json (the committed file)
+    python -m helpers.bench kinds --turns 40 320  # 320 turns: ~54,000 tokens of user text + 150-token replies, past the trigger
 """
 
 from __future__ import annotations
@@ -151,6 +152,6 @@ def run_kinds(args: argparse.Namespace) -> int:
 
 def add_kinds(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("kinds", help="who decides what to remember: application, model, platform, side by side")
-    p.add_argument("--turns", type=positive_int, nargs="+", default=[40, 400])
+    p.add_argument("--turns", type=positive_int, nargs="+", default=[40])
     p.add_argument("--write", action=argparse.BooleanOptionalAction, default=True)
     p.set_defaults(func=run_kinds)
