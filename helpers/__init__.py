@@ -46,8 +46,9 @@ THE TAUGHT CORE, in notebook order (read these):
 PLUMBING you can skip (first docstring line "Plumbing:"):
 
     db/                         store.py (sessions, memories; opening the store), logs.py (the append-only log),
-                                checks.py (ids and fields every query passes), server.py, instance.py and
-                                processes.py (the local database server), redact.py
+                                checks.py (ids and fields every query passes), server.py, instance.py, launch.py
+                                and processes.py (the local database server), auth.py (its one user and password),
+                                health.py (a full disk, named), redact.py
     offline/                    the deterministic offline stand-in model behind the real SDK
 
 TOOLS built on the core:

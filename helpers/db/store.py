@@ -18,7 +18,10 @@ from pymongo import ASCENDING, MongoClient, ReturnDocument
 from pymongo.errors import DuplicateKeyError, PyMongoError
 
 from helpers.config import Settings, load_settings
+from helpers.db.auth import AuthProblem, local_client
 from helpers.db.checks import RESERVED, check_fields, check_id, check_int, now_ms
+from helpers.db.health import disk_problem
+from helpers.db.instance import server_paths
 from helpers.db.logs import SessionLogs
 from helpers.db.redact import HIDDEN, redact_uri, scrub_secrets
 from helpers.db.server import StoreError, StoreUnavailable, ensure_local_server, main, server_data_path, server_log_path
@@ -111,6 +114,15 @@ class Store(SessionLogs):
         """Close the client's connections."""
         self.client.close()
 
+    def disk_problem(self) -> str | None:
+        """For the local server: a sentence naming the data directory and its full disk, if it is full; else None."""
+        if self.kind != "local" or self.data_dir is None:
+            return None
+        try:
+            return disk_problem(self.data_dir, server_log_path(self.data_dir))
+        except OSError:
+            return None
+
     def reconnect(self) -> bool:
         """After a connection failure: restart the local server if it died and point this store at it.
 
@@ -121,7 +133,7 @@ class Store(SessionLogs):
             return False
         uri = ensure_local_server(self.data_dir)
         if uri != self.uri:  # restarted on another port: the old client can never reach it
-            old, self.client = self.client, _local_client(uri)
+            old, self.client = self.client, _local_client(uri, self.data_dir)
             self.db, self.uri = self.client[self.db.name], uri
             self._last_seq.clear()
             old.close()
@@ -233,10 +245,16 @@ def _open_uri(uri: str, db_name: str) -> Store:
     return store
 
 
-def _local_client(uri: str) -> MongoClient:
-    """A client for the local server with writeConcern j=true: each write is in the server's journal on disk before
-    it is acknowledged. Without it a killed server (SIGKILL) loses every write since its last checkpoint."""
-    return MongoClient(uri, tz_aware=True, serverSelectionTimeoutMS=URI_TIMEOUT_MS, journal=True)
+def _local_client(uri: str, data_dir: Path) -> MongoClient:
+    """A client for the local server, logged in as its user (helpers.db.auth), with writeConcern j=true: each write
+    is in the server's journal on disk before it is acknowledged. Without it a killed server (SIGKILL) loses every
+    write since its last checkpoint."""
+    try:
+        return local_client(
+            uri, server_paths(data_dir).root, tz_aware=True, serverSelectionTimeoutMS=URI_TIMEOUT_MS, journal=True
+        )
+    except AuthProblem as err:
+        raise StoreUnavailable(str(err)) from None
 
 
 def open_store(settings: Settings | None = None, *, fallback: bool = True) -> Store:
@@ -262,7 +280,7 @@ def open_store(settings: Settings | None = None, *, fallback: bool = True) -> St
         print(f"WARNING: {message}", file=sys.stderr)
         warnings.warn(message, StoreWarning, stacklevel=2)
         return mongomock_store(s.db_name)
-    client = _local_client(uri)
+    client = _local_client(uri, Path(s.data_dir))
     store = Store(client, client[s.db_name], "local", uri, Path(s.data_dir))
     store.ensure_indexes()
     return store

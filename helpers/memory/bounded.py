@@ -196,7 +196,7 @@ class BoundedMemory(SessionCommit, SessionState, MemoryBase):
         try:
             result = self._turn(text)
         except (PyMongoError, StoreError) as err:  # the database failed: a clear message, not a stack trace
-            raise TurnError(explain_store(err), text, err) from err
+            raise TurnError(explain_store(err, self.store), text, err) from err
         if self.retriever is not None:
             self.retriever.after_turn(result)
         return result

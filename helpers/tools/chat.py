@@ -13,7 +13,7 @@ from helpers.llm import get_client
 from helpers.memory import EmptyMessageError, SessionConflict, TurnError
 from helpers.memory.importer import import_turns
 from helpers.tools.cli_checks import OneLineParser, UsageError, check_args, positive_int
-from helpers.tools.settle import settle_failed_turn
+from helpers.tools.settle import message_kept, settle_failed_turn
 
 __all__ = ["main", "build_parser", "make_memory", "read_jsonl"]
 
@@ -187,15 +187,17 @@ def _one_line(err: BaseException) -> str:
 
 
 def _settle(memory, err: BaseException) -> str:
-    """Settle the failed turn's log entries; the advice to print after the error."""
+    """Settle the failed turn's log entries; the advice to print after the error (it says kept only if it is)."""
     store = getattr(memory, "store", None)
     if store is None:
-        return "(your message was kept; try again)"
+        return "(not added to the conversation; send it again)"
+    turn = getattr(memory, "turn_id", None)
     try:
-        settle_failed_turn(store, memory.user_id, memory.session_id, getattr(memory, "turn_id", None), _one_line(err))
+        settle_failed_turn(store, memory.user_id, memory.session_id, turn, _one_line(err))
+        kept = message_kept(store, memory.user_id, memory.session_id, turn)
     except Exception:  # noqa: BLE001 - the database is down too: its entries (if any) stay 'pending'
-        return "(the database did not answer: once it is back, run --rebuild and try again)"
-    return "(your message was kept; try again)"
+        return "(the database did not answer, so your message may not have been saved: send it again once it works)"
+    return "(your message was kept; try again)" if kept else "(your message was NOT saved; send it again)"
 
 
 def main(argv: list[str] | None = None) -> int:
