@@ -42,6 +42,7 @@ from helpers.db.instance import (
 from helpers.db.launch import StoreError, StoreUnavailable, launch, server_lock
 from helpers.db.processes import cmdline, pid_running, port_of, port_open, terminate
 from helpers.db.redact import redact_uri
+from helpers.db.scrub import recover, scrub
 
 __all__ = [
     "StoreError",
@@ -52,6 +53,7 @@ __all__ = [
     "local_server_status",
     "server_log_path",
     "server_data_path",
+    "erase_deleted",
     "main",
 ]
 
@@ -121,6 +123,7 @@ def ensure_local_server(data_dir: str | os.PathLike) -> str:
         uri = live_uri(paths)  # someone may have started it while we waited for the lock
         if uri and _problem(paths, uri) is None:
             return uri
+        recover(paths)  # a scrub killed part-way (helpers.db.scrub) is finished or undone before any start
         record = read_record(paths)
         port = record.get("port") if record and isinstance(record.get("port"), int) else None
         if record:  # stale: dead, not answering, panicked (ping works, commands fail), or open without --auth
@@ -137,6 +140,14 @@ def ensure_local_server(data_dir: str | os.PathLike) -> str:
             terminate(pid, STOP_TIMEOUT_S, found)
             paths.record.unlink(missing_ok=True)
         return _start(paths, port)
+
+
+def erase_deleted(data_dir: str | os.PathLike) -> dict:
+    """After deleting documents (helpers.memory.forget): rewrite the local server's files without a byte of them
+    (helpers.db.scrub), then start it again where its clients look for it. Returns what scrub reports."""
+    done = scrub(data_dir)
+    ensure_local_server(data_dir)
+    return done
 
 
 def stop_local_server(data_dir: str | os.PathLike, timeout: float = STOP_TIMEOUT_S) -> bool:

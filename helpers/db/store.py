@@ -182,6 +182,12 @@ class Store(SessionLogs):
         doc.pop("_id", None)
         return doc
 
+    def session_created_at(self, user_id: str, session_id: str) -> Any:
+        """When the session document was created (None if there is none): a session erased and made again has
+        another value, which is how a running memory notices an erasure (helpers.memory.bounded)."""
+        doc = self.sessions.find_one(self._key(user_id, session_id), {"created_at": 1, "_id": 0})
+        return doc.get("created_at") if doc else None
+
     def save_session(self, user_id: str, session_id: str, expected_version: int, fields: dict) -> dict | None:
         """Set `fields` and bump version iff it is still `expected_version`; the new doc, or None on conflict."""
         query = {**self._key(user_id, session_id), "version": check_int("expected_version", expected_version)}

@@ -5,6 +5,11 @@ chat's `--forget-user`. It deletes the user's documents from *every* collection 
 hard-coded list, so a collection added later cannot keep a copy), after dropping the user from the in-process
 caches of the given indexes. Facts are `memories` documents of kind "fact", so they go with the memories.
 Other users' documents are never touched: every delete is filtered by `user_id`.
+
+Deleting is not yet erasing: a database keeps copies of what it deleted (its journal and data files, a replica
+set's oplog, backups). `--forget-user` therefore also rewrites the local server's files (helpers.db.scrub), and on
+MONGODB_URI says what the operator must do; a running chat of the user notices its session is gone and starts
+afresh rather than write the user back.
 """
 
 from __future__ import annotations
@@ -43,8 +48,11 @@ def forget_user(store: Any, user_id: str, *, indexes: Iterable[Any] = (), memori
         indexes += [i for i in (getattr(long_term, "index", None), getattr(facts, "index", None)) if i is not None]
     for index in {id(i): i for i in indexes}.values():
         index.delete_user(user_id)  # memories collection + this process's cache of them
-    deleted = {
-        name: store.db[name].delete_many({"user_id": user_id}).deleted_count
-        for name in sorted(store.db.list_collection_names())
-    }
+    # Sessions first: a chat of this user running elsewhere sees its session gone at its next step and starts
+    # afresh instead of writing the user back (helpers.memory.bounded); a second pass takes what it wrote meanwhile.
+    names = sorted(store.db.list_collection_names(), key=lambda name: (name != "sessions", name))
+    deleted = dict.fromkeys(names, 0)
+    for _ in range(2):
+        for name in names:
+            deleted[name] += store.db[name].delete_many({"user_id": user_id}).deleted_count
     return {"user_id": user_id, "deleted": deleted, "total": sum(deleted.values())}

@@ -13,6 +13,7 @@ from helpers.llm import get_client
 from helpers.memory import EmptyMessageError, SessionConflict, TurnError
 from helpers.memory.importer import import_turns
 from helpers.tools.cli_checks import OneLineParser, UsageError, check_args, positive_int
+from helpers.tools.erase import forget_command
 from helpers.tools.settle import message_kept, settle_failed_turn
 
 __all__ = ["main", "build_parser", "make_memory", "read_jsonl"]
@@ -77,7 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--forget-user",
         metavar="USER",
         help="erase USER everywhere (sessions, logs, memories and facts) in the store, print what "
-        "was deleted as JSON and exit; other users are untouched",
+        "was deleted as JSON and exit; other users are untouched. On the local server its files are then rewritten "
+        "so no copy is left; on MONGODB_URI it says what only the operator can erase (oplog, backups)",
     )
     return parser
 
@@ -156,28 +158,6 @@ def _one_shot(args, memory) -> int | None:
     return 0
 
 
-def _forget(settings, user_id: str) -> int:
-    """--forget-user: erase one user in every collection (helpers.memory.forget), print the counts as JSON."""
-    from helpers.db.store import open_store
-    from helpers.memory.forget import documents_of, forget_user
-
-    try:
-        store = open_store(settings)
-    except StoreError as err:
-        print(f"error: {_one_line(err)}", file=sys.stderr)
-        return 2
-    try:
-        result = forget_user(store, user_id)
-        result["left"] = sum(documents_of(store, user_id).values())
-    except Exception as err:  # noqa: BLE001 - the database failed mid-way: say so; rerunning finishes the job
-        print(f"error: {_one_line(err)} (run --forget-user again to finish)", file=sys.stderr)
-        return 1
-    finally:
-        store.close()
-    print(json.dumps(result, indent=2, ensure_ascii=False))
-    return 0 if result["left"] == 0 else 1
-
-
 def _one_line(err: BaseException) -> str:
     """An error as one short line: its message, with the type named when it is not one of ours."""
     text = " ".join(str(err).split()) or "no details"
@@ -223,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         if "turns" in read:
             args.turns = read["turns"]
         if args.forget_user is not None:
-            return _forget(settings, args.forget_user)
+            return forget_command(settings, args.forget_user, _one_line)
         client = get_client(settings)
     except (ConfigError, UsageError) as err:
         print(f"error: {err}", file=sys.stderr)
