@@ -228,6 +228,10 @@ def _open_uri(uri: str, db_name: str) -> Store:
     if "serverselectiontimeoutms" not in uri.lower():
         options["serverSelectionTimeoutMS"] = URI_TIMEOUT_MS
     try:  # a URI whose credentials the driver cannot split never reaches it (it would look part of them up in DNS)
+        if shown == HIDDEN:  # no mongodb:// scheme: the driver would take the whole value (a password?) for a host
+            raise ValueError(
+                "it does not start with mongodb:// or mongodb+srv:// (the value is not shown: it may be a secret)"
+            )
         if shown.endswith("://" + HIDDEN):
             raise ValueError("its user or password has an unescaped '@', ':', '/', '?' or '%': percent-encode it")
         client: MongoClient = MongoClient(uri, **options)

@@ -11,6 +11,7 @@ from helpers.config import ConfigError, load_settings
 from helpers.db.store import StoreError
 from helpers.llm import get_client
 from helpers.memory import EmptyMessageError, SessionConflict, TurnError
+from helpers.memory.history import MAX_USER_CHARS
 from helpers.memory.importer import import_turns
 from helpers.tools.cli_checks import OneLineParser, UsageError, check_args, positive_int
 from helpers.tools.erase import forget_command
@@ -84,14 +85,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+TOO_LONG = object()  # what _stdin_lines yields for a line longer than any message may be
+
+
 def _stdin_lines():
-    """Yield stdin lines decoded as UTF-8; undecodable bytes become U+FFFD instead of crashing."""
+    """Yield stdin lines decoded as UTF-8 (undecodable bytes become U+FFFD instead of crashing); a line longer than
+    a message may be is read past in chunks, never held whole (one 300 MB line once took ~1 GB), and yields TOO_LONG."""
     stream = (
         io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace", newline=None)
         if hasattr(sys.stdin, "buffer")
         else sys.stdin
     )
-    for line in stream:
+    limit = MAX_USER_CHARS + 2  # a longer message is refused anyway (helpers.memory.history.check_user_text)
+    while line := stream.readline(limit):
+        if len(line) == limit and not line.endswith("\n"):
+            while (rest := stream.readline(1 << 16)) and not rest.endswith("\n"):
+                pass
+            yield TOO_LONG
+            continue
         yield line.rstrip("\r\n")
 
 
@@ -224,6 +235,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# {args.stage} chat · {settings.mode} model · type 'quit' to end", file=sys.stderr)
     failures = 0
     for line in _stdin_lines():
+        if line is TOO_LONG:
+            print(
+                f"! message too long (more than {MAX_USER_CHARS:,} characters); nothing was sent or saved: send it "
+                "in smaller parts",
+                file=sys.stderr,
+            )
+            continue
         if line.strip().lower() in ("quit", "exit"):
             break
         try:
