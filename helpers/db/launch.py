@@ -147,7 +147,7 @@ def launch(paths: ServerPaths, storage: Path | None = None, *, auth: bool = True
     storage.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + START_TIMEOUT_S
     for attempt in range(3):
-        port = port if attempt == 0 and port and not port_open(port) else free_port()
+        port = port if attempt == 0 and port and port >= 1024 and not port_open(port) else free_port()
         pid = _spawn(binary, port, paths, storage, auth)
         problem = _wait_ready(pid, port, deadline)
         if problem is None:

@@ -152,5 +152,5 @@ def scrub(data_dir: str | os.PathLike) -> dict:
         shutil.rmtree(_erased(paths))
         _journal(paths).unlink()
         # the next start takes this port again if it is free, so clients find the server where it was
-        paths.record.write_text(json.dumps({"pid": None, "port": old_port}))
+        paths.record.write_text(json.dumps({"pid": None, "port": old_port, "reuse_port": True}))
     return {"copied": copied, "seconds": round(time.monotonic() - started, 1)}

@@ -124,8 +124,8 @@ def ensure_local_server(data_dir: str | os.PathLike) -> str:
         if uri and _problem(paths, uri) is None:
             return uri
         recover(paths)  # a scrub killed part-way (helpers.db.scrub) is finished or undone before any start
-        record = read_record(paths)
-        port = record.get("port") if record and isinstance(record.get("port"), int) else None
+        record = read_record(paths) or {}
+        port = record.get("port") if record.get("reuse_port") and isinstance(record.get("port"), int) else None
         if record:  # stale: dead, not answering, panicked (ping works, commands fail), or open without --auth
             pid = record.get("pid")
             if pid_running(pid) and is_our_server(pid, paths.storage):
