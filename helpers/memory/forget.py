@@ -1,4 +1,4 @@
-"""Forget a user everywhere: memories, facts, logs, sessions and the index's cache. Taught in 05_vector_memory, section 'Forget me'.
+"""Forget a user everywhere: memories, facts, logs, sessions and the index's cache. Taught in further/04_memory_in_production, section 'Forget me'.
 
 `forget_user(store, user_id)` is the one call behind "delete everything you know about me" and the terminal
 chat's `--forget-user`. It deletes the user's documents from *every* collection of the store's database (not a
@@ -9,17 +9,19 @@ Other users' documents are never touched: every delete is filtered by `user_id`.
 Deleting is not yet erasing: a database keeps copies of what it deleted (its journal and data files, a replica
 set's oplog, backups). `--forget-user` therefore also rewrites the local server's files (helpers.db.scrub), and on
 MONGODB_URI says what the operator must do; a running chat of the user notices its session is gone and starts
-afresh rather than write the user back.
+afresh rather than write the user back (`BoundedMemory.forgotten`), and long-term memory (helpers.memory.long_term,
+which takes `ErasureGuard`) writes an exchange's memories only while the session it came from exists, undoing a
+write the erasure overtook.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from helpers.retrieval.schema import check_user_id
 
-__all__ = ["forget_user", "documents_of"]
+__all__ = ["forget_user", "documents_of", "ErasureGuard"]
 
 
 def documents_of(store: Any, user_id: str) -> dict[str, int]:
@@ -56,3 +58,33 @@ def forget_user(store: Any, user_id: str, *, indexes: Iterable[Any] = (), memori
         for name in names:
             deleted[name] += store.db[name].delete_many({"user_id": user_id}).deleted_count
     return {"user_id": user_id, "deleted": deleted, "total": sum(deleted.values())}
+
+
+class ErasureGuard:
+    """LongTermMemory's guard against writing an erased user back (it sets `memory`, `index`, `facts`, `_retry`)."""
+
+    def _written_while_alive(self, life: Any, seqs: list, write: Callable[[], Any]) -> bool:
+        """Run `write` (this session's memories for log entries `seqs`) only while the session of `life` exists,
+        and undo it if the user was erased meanwhile. False when nothing was (or stays) written."""
+        memory = self.memory
+        if not memory.alive(life):
+            memory.stats["memory_erased"] = memory.stats.get("memory_erased", 0) + 1
+            return False
+        write()
+        if memory.alive(life):
+            return True
+        seqs = [s for s in seqs if s is not None]
+        memory.store.memories.delete_many(
+            {"user_id": memory.user_id, "source.session_id": memory.session_id, "source.seq": {"$in": seqs}}
+        )
+        self.forgotten()
+        memory.stats["memory_erased"] = memory.stats.get("memory_erased", 0) + 1
+        return False
+
+    def forgotten(self) -> None:
+        """The session was erased while this process ran: drop the retries, the last ranking and the index's cache
+        of the user, so nothing erased is retrieved or written back."""
+        self._retry.clear()
+        self.ranked = []
+        for index in {id(i): i for i in (self.index, getattr(self.facts, "index", None)) if i is not None}.values():
+            index.invalidate(self.memory.user_id)

@@ -12,8 +12,8 @@ from helpers.config import Settings
 from helpers.conversation import strip_meta, text_of
 from helpers.memory.bounded import BoundedMemory
 from helpers.memory.budget import BudgetPolicy, plan
-from helpers.memory.erased import ErasureGuard
 from helpers.memory.facts import FactMemory, FactWorker
+from helpers.memory.forget import ErasureGuard
 from helpers.memory.history import TurnResult
 from helpers.memory.importer import import_dated
 from helpers.memory.pending import is_retryable
@@ -193,7 +193,7 @@ class LongTermMemory(ErasureGuard):
 
     def committed(self, session: dict, exchange: list[dict]) -> None:
         """Inline mode: store the committed exchange (and earlier failures) now; background mode: after the turn."""
-        if self.worker is None:  # never for a user erased meanwhile (helpers.memory.erased)
+        if self.worker is None:  # never for a user erased meanwhile (helpers.memory.forget)
             seqs = [m.get("seq") for m in [*exchange, *(session.get("facts_pending") or [])]]
             self._written_while_alive(self.memory.life, seqs, lambda: self._remember_committed(session, exchange))
 
