@@ -14,9 +14,10 @@ import sys
 from typing import Any
 
 from helpers.config import Settings
+from helpers.db import store as db_store
 from helpers.db.scrub import SYSTEM_DATABASES
 from helpers.db.server import erase_deleted
-from helpers.db.store import Store, StoreError, open_store
+from helpers.db.store import Store, StoreError
 from helpers.memory.forget import documents_of, forget_user
 
 __all__ = ["OPERATOR_NOTE", "forget_command", "forget_everywhere"]
@@ -59,7 +60,9 @@ def forget_everywhere(store: Store, user_id: str) -> dict[str, Any]:
 def forget_command(settings: Settings, user_id: str, one_line) -> int:
     """--forget-user: print what was erased as JSON (and, on MONGODB_URI, what is left to the operator)."""
     try:
-        store = open_store(settings, fallback=False)  # never "forget" in an in-memory stand-in and report success
+        # never "forget" in an in-memory stand-in and report success; looked up at call time (db_store.open_store),
+        # as the chat's stages do, so a test that gives the chat its store gives --forget-user the same one
+        store = db_store.open_store(settings, fallback=False)
     except StoreError as err:
         print(f"error: {one_line(err)}", file=sys.stderr)
         return 2

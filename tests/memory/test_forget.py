@@ -84,12 +84,13 @@ def test_cli_forget_user_checks_its_argument_before_touching_the_store():
 
 
 def test_on_mongodb_uri_the_cli_says_what_only_the_operator_can_erase(monkeypatch, capsys):
+    from helpers.db import store as store_mod
     from helpers.tools import erase
 
     store = mongomock_store("forget-uri")
     store.kind = "uri"
     store.logs.insert_one({"user_id": "maya", "session_id": "s", "seq": 1, "content": "hi"})
-    monkeypatch.setattr(erase, "open_store", lambda settings, fallback: store)
+    monkeypatch.setattr(store_mod, "open_store", lambda settings, fallback: store)
     monkeypatch.setattr(store, "close", lambda: None)
     assert erase.forget_command(load_settings({}), "maya", str) == 0
     out, err = capsys.readouterr()
