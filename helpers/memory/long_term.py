@@ -10,6 +10,7 @@ from helpers.config import Settings
 from helpers.memory.bounded import BoundedMemory
 from helpers.memory.budget import BudgetPolicy, plan
 from helpers.memory.facts import FactMemory, FactWorker
+from helpers.memory.forget import ErasureGuard
 from helpers.memory.importer import import_dated, remember_imported
 from helpers.memory.remember import LongTermWrites, unremembered
 from helpers.memory.retriever import Recall
@@ -24,7 +25,7 @@ REQUEST_FRAMING = 12  # tokens the Messages API adds around a request (roles, se
 MESSAGE_FRAMING = 4  # tokens it adds per message (role marker and separator), counted with each window message
 
 
-class LongTermMemory(LongTermWrites):
+class LongTermMemory(LongTermWrites, ErasureGuard):
     """Per-user facts and past turns, retrieved per query and packed into the request; the retriever of a BoundedMemory.
 
     Per turn: retrieve facts and earlier turns for the user's message (hybrid ranking, this user only) →

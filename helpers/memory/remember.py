@@ -26,6 +26,7 @@ import os
 import time
 import weakref
 from datetime import datetime, timezone
+from functools import partial
 from typing import Any
 
 import anthropic
@@ -96,7 +97,7 @@ def mark_remembered(store: Any, user_id: str, session_id: str, seqs: list[int]) 
 
 class LongTermWrites:
     """LongTermMemory's writes. A mixin: it uses the attributes LongTermMemory sets up (memory, index, facts,
-    units, worker, _retry)."""
+    units, worker, _retry) and its erasure guard (`_written_while_alive`, helpers.memory.forget.ErasureGuard)."""
 
     FACTS_PENDING_MAX = 20  # exchanges kept for a later long-term memory write; older ones are given up on
 
@@ -132,7 +133,9 @@ class LongTermWrites:
         if self.worker is not None:
             return {}
         self.interrupted = True
-        self._remember_committed(session, exchange)
+        seqs = [m.get("seq") for m in [*exchange, *(session.get("facts_pending") or [])]]
+        # never for a user erased meanwhile (helpers.memory.forget.ErasureGuard)
+        self._written_while_alive(self.memory.life, seqs, lambda: self._remember_committed(session, exchange))
         crash_point("memory:facts")
         self.interrupted = False
         return dict(DONE)
@@ -146,10 +149,10 @@ class LongTermWrites:
             {"role": "user", "content": text_of(result.request["messages"][-1]), "seq": result.user_seq},
             {"role": "assistant", "content": result.reply, "seq": result.assistant_seq},
         ]
-        self._index_turns(exchange)
-        source = {"session_id": memory.session_id, "seq": result.user_seq}
+        life, source = memory.life, {"session_id": memory.session_id, "seq": result.user_seq}
         seqs = [result.user_seq, result.assistant_seq]
-        self.worker.submit(memory.user_id, [strip_meta(m) for m in exchange], source, seqs=seqs)
+        if self._written_while_alive(life, seqs, lambda: self._index_turns(exchange)):
+            self.worker.submit(memory.user_id, [strip_meta(m) for m in exchange], source, seqs=seqs, life=life)
 
     def _index_turns(self, exchange: list[dict], when: Any = None) -> None:
         if self.units == "turns":
@@ -160,9 +163,12 @@ class LongTermWrites:
             ]
             self.index.add_turns(self.memory.user_id, self.memory.session_id, units)
 
-    def _remember_job(self, user_id: str, messages: list[dict], source: dict, seqs: list[int] | None = None) -> None:
+    def _remember_job(
+        self, user_id: str, messages: list[dict], source: dict, seqs: list[int] | None = None, life: Any = None
+    ) -> None:
         try:
-            self.facts.remember(user_id, messages, source, episode=self.units == "exchanges")
+            remember = partial(self.facts.remember, user_id, messages, source, episode=self.units == "exchanges")
+            self._written_while_alive(life, [source.get("seq")], remember)
         except Exception as err:
             # retried on the next turn, as inline mode does: a non-retryable model error (400/404 …) is given up
             # on and counted, and the list keeps at most FACTS_PENDING_MAX (the oldest are given up on)
@@ -170,7 +176,7 @@ class LongTermWrites:
                 self.memory.stats["memory_skipped"] += 1
                 self._mark(seqs)
             else:
-                self._retry.append((user_id, messages, source, {"seqs": seqs}))
+                self._retry.append((user_id, messages, source, {"seqs": seqs, "life": life}))
                 while len(self._retry) > self.FACTS_PENDING_MAX:
                     self._retry.pop(0)
                     self.memory.stats["memory_skipped"] += 1
