@@ -37,7 +37,10 @@ THE TAUGHT CORE, in notebook order (read these):
                                 the per-user cache, search; writes.py: store memories, index turns; lookups.py: by
                                 hash, source or nearest vector),
                                 inject.py (the one injector: the dated memory block, packing by value per
-                                token); cache.py and atlas.py are plumbing
+                                token); plumbing: cache.py and columns.py (a user's rows as arrays), postings.py
+                                (BM25 postings), users.py (the users a process holds, capped by INDEX_CACHE_MB),
+                                snapshot.py (their index files), changes.py (the change log that keeps
+                                processes coherent), atlas.py
     06  memory/budget.py        one context budget shared by window, summary and memories
         memory/transcript.py    read a dated transcript; memory/importer.py imports it (`--import`)
         retrieval/names.py      the people of a conversation as a filter, not search words (MemoryIndex.search)

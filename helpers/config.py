@@ -88,6 +88,7 @@ class Settings:
     embedder: str = ""  # EMBEDDER: "" (Voyage if a key is set, else local), "local" or "voyage"
     simulate_live: bool = False  # SIMULATE_LIVE=1: replays, benchmarks and imports go live too (04-06)
     max_live_calls: int = 300  # MAX_LIVE_CALLS: live API requests one process may make (a runaway-loop stop)
+    index_cache_mb: int = 256  # INDEX_CACHE_MB: memory search data one process keeps, all users together (05)
 
     @property
     def mode(self) -> str:
@@ -171,6 +172,7 @@ def load_settings(env: dict | None = None, dotenv_path: str | os.PathLike | None
         embedder=embedder,
         simulate_live=_flag(merged, "SIMULATE_LIVE"),
         max_live_calls=_int(merged, "MAX_LIVE_CALLS", 300),
+        index_cache_mb=_int(merged, "INDEX_CACHE_MB", 256),
     )
 
 

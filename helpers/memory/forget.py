@@ -3,7 +3,8 @@
 `forget_user(store, user_id)` is the one call behind "delete everything you know about me" and the terminal
 chat's `--forget-user`. It deletes the user's documents from *every* collection of the store's database (not a
 hard-coded list, so a collection added later cannot keep a copy), after dropping the user from the in-process
-caches of the given indexes. Facts are `memories` documents of kind "fact", so they go with the memories.
+caches of the given indexes, and removes the user's search index file on this machine. A process holding the user
+drops them at its next request (their revision document is gone: helpers.retrieval.changes). Facts are `memories` documents of kind "fact", so they go with the memories.
 Other users' documents are never touched: every delete is filtered by `user_id`.
 """
 
@@ -13,6 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from helpers.retrieval.schema import check_user_id
+from helpers.retrieval.snapshot import remove_user_files
 
 __all__ = ["forget_user", "documents_of"]
 
@@ -47,4 +49,5 @@ def forget_user(store: Any, user_id: str, *, indexes: Iterable[Any] = (), memori
         name: store.db[name].delete_many({"user_id": user_id}).deleted_count
         for name in sorted(store.db.list_collection_names())
     }
+    remove_user_files(store, user_id)  # the search index file on this machine (helpers.retrieval.snapshot)
     return {"user_id": user_id, "deleted": deleted, "total": sum(deleted.values())}
