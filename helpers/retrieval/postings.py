@@ -81,12 +81,11 @@ class Postings:
         if added:
             rows_parts.append(np.fromiter(added.keys(), dtype=np.int64, count=len(added)))
             count_parts.append(np.fromiter(added.values(), dtype=np.float64, count=len(added)))
-        if not rows_parts:
+        if len(rows_parts) > 1:
+            rows_parts, count_parts = [np.concatenate(rows_parts)], [np.concatenate(count_parts)]
+        if not rows_parts or not len(rows_parts[0]):
             return None
-        if len(rows_parts) == 1:
-            return rows_parts[0], np.asarray(count_parts[0], dtype=np.float64)
-        rows, counts = np.concatenate(rows_parts), np.concatenate(count_parts).astype(np.float64)
-        return (rows, counts) if len(rows) else None
+        return rows_parts[0], np.asarray(count_parts[0], dtype=np.float64)
 
     def set(self, row: int, counts: Counter) -> None:
         """Make `counts` the document of `row` (an empty Counter: the row holds no term)."""
