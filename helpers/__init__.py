@@ -62,11 +62,13 @@ TOOLS built on the core:
                                 `git status` clean; `run.py lab` installs it)
     bench/                      `python -m helpers.bench ...` (__main__.py, cli.py, common.py): one module per
                                 benchmark: cost.py (with cost_table.py: every strategy side by side), compare.py,
-                                overhead.py, load.py, recall.py, retrieval.py (with latency.py), longmem/ (long
+                                overhead.py, load.py (with users.py: many users in one process), recall.py,
+                                retrieval.py (with latency.py and synthetic.py: cold start, latency and RSS at
+                                scale; scale_table.py: the README's table of both), longmem/ (long
                                 conversations: methods.py with baselines.py; floor.py chooses the relevance
                                 floor), reader_eval.py (the offline reader); scoring.py (answer-in-request, and
                                 supersession-aware); results.py (the results files docs/results/*.json: load, n
-                                and 95% intervals)
+                                and 95% intervals, provenance)
 """
 
 __all__: list[str] = []

@@ -102,6 +102,7 @@ def fill_user(
     now = utc_now()
     ages = rng.integers(0, 365 * 86_400, size=n)
     ids: list[str] = []
+    index.count(user)  # held from the start: each batch goes into its rows, and the index file is written from them
     with index.holding(user):
         for start in range(0, n, BATCH):
             docs = [
