@@ -10,7 +10,9 @@ revision costs nothing more; a higher one names the memories to read again. What
 
 from __future__ import annotations
 
+import contextlib
 import time
+import warnings
 from collections import Counter, OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -134,7 +136,18 @@ class UserCache:
             held.file_rev = header["settled"]  # another process wrote it already
             return False
         started = time.perf_counter()
-        write_snapshot(path, held.rows, user_id=user_id, epoch=held.cursor.epoch, settled=settled)
+        try:
+            write_snapshot(path, held.rows, user_id=user_id, epoch=held.cursor.epoch, settled=settled)
+        except OSError as err:  # a full or read-only disk: search goes on from memory, without files
+            warnings.warn(
+                f"cannot write the memory index file {path} ({err}); this process keeps no index files now "
+                "(searches are unaffected; a new process reads every memory once). Free space or fix the "
+                "permissions of GTE_DATA_DIR.",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+            self.root = None
+            return False
         held.file_rev = settled
         self.stats["files_written"] += 1
         self.stats["file_write_ms"] += int((time.perf_counter() - started) * 1000)
@@ -153,7 +166,8 @@ class UserCache:
         if opened is not None:
             rows, header = opened
             if header["epoch"] != head.epoch:
-                remove_user_files(self.store, user_id, root=self.root)  # a file of the user as erased since
+                with contextlib.suppress(OSError):
+                    remove_user_files(self.store, user_id, root=self.root)  # a file of the user as erased since
             elif 0 <= head.rev - header["settled"] <= changes.LOG_KEEP:
                 held = _Held(rows, Cursor(head.epoch, seen=header["settled"]), file_rev=header["settled"])
                 held = self._follow(user_id, held, head)
@@ -162,7 +176,8 @@ class UserCache:
                     self.stats["file_open_ms"] += int((time.perf_counter() - started) * 1000)
         if held is None:
             if head is None and path is not None:
-                remove_user_files(self.store, user_id, root=self.root)  # no revision document vouches for it
+                with contextlib.suppress(OSError):
+                    remove_user_files(self.store, user_id, root=self.root)  # no revision document vouches for it
             held = self._load(user_id, head)
             self.stats["full_loads"] += 1
             self.stats["full_load_ms"] += int((time.perf_counter() - started) * 1000)

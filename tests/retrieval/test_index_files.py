@@ -164,3 +164,15 @@ def test_mongomock_and_small_users_keep_no_file(mock_store, local_store):
     fill(small, turns=10)
     assert small.stats["files_written"] == 0
     assert not snapshot_path(index_root(local_store), local_store.db.name, "u").exists()
+
+
+def test_a_file_that_cannot_be_written_leaves_search_working(local_store, monkeypatch):
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(users_module, "write_snapshot", full_disk)
+    index = MemoryIndex(local_store, EMBEDDER)
+    with pytest.warns(RuntimeWarning, match="No space left on device.*GTE_DATA_DIR"):
+        fill(index)
+    assert index.cache.root is None and len(index.search("u", "jazz", k=3, mode="lexical")) == 3
+    assert not snapshot_path(index_root(local_store), local_store.db.name, "u").exists()
