@@ -95,6 +95,7 @@ def measure_user(
     report = {
         "cold_start_ms": round(cold_ms, 1),
         "opened_from": "index file" if index.stats["file_opens"] else "every memory document",
+        "open_ms": index.stats["file_open_ms"] or index.stats["full_load_ms"],  # of the cold start: the user opened
         "ms": {name: latency_summary(values) for name, values in timings.items()},
         "rss_mb": memory["now"],
         "rss_peak_mb": memory["peak"],

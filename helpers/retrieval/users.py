@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bson import ObjectId
+
 from helpers.retrieval import changes
 from helpers.retrieval.cache import PROJECTION, UserRows
 from helpers.retrieval.changes import Cursor, Head, announce, drop_revisions, read_entries, read_head
@@ -189,9 +191,11 @@ class UserCache:
     def _load(self, user_id: str, head: Head | None) -> _Held:
         """Every memory document of the user (the slow way: no usable index file)."""
         rows = UserRows(self.dim)
-        for doc in self.store.memories.find({"user_id": user_id}, PROJECTION):
-            if doc.get("user_id") == user_id:
-                rows.upsert(doc)
+        docs = [
+            doc for doc in self.store.memories.find({"user_id": user_id}, PROJECTION) if doc.get("user_id") == user_id
+        ]
+        for doc in sorted(docs, key=_insertion_order):  # the order they were written in, as the writer's rows
+            rows.upsert(doc)
         if head is None:
             return _Held(rows, Cursor(None), legacy=rows.n > 0)
         held = _Held(rows, Cursor(head.epoch, seen=max(0, head.rev - LOOKBACK)))
@@ -276,3 +280,10 @@ def _resolve(rows: UserRows, cursor: Cursor) -> None:
             done = all((row := rows.row_of(_id)) is not None and rows.rev[row] >= rev for _id in entry["ids"])
         if done:
             del cursor.pending[rev]
+
+
+def _insertion_order(doc: dict) -> tuple:
+    """ObjectIds in the order they were made (a writer's rows are in that order; the server's own order may not
+    be, and ranking breaks some ties by row order); any other kind of id after them, by its text."""
+    _id = doc["_id"]
+    return (0, _id.binary, "") if isinstance(_id, ObjectId) else (1, b"", str(_id))
