@@ -35,6 +35,7 @@ __all__ = [
     "ROWS",
     "KINDS",
     "cost_table",
+    "entry_cost",
     "crossover_turn",
     "provenance",
     "markdown_table",
@@ -44,9 +45,10 @@ __all__ = [
 ]
 
 CHECKPOINTS = (50, 200, 1000)
-# Two price tables: claude-haiku-4-5 caches no prefix under 4,096 tokens, claude-sonnet-4-5 from 1,024 (the
+# Two price tables: claude-haiku-4-5 caches no prefix under 4,096 tokens, claude-sonnet-4-6 from 1,024 (the
 # documented minimum cacheable lengths): a bounded request can be too short to cache on one and not the other.
-MODELS = ("claude-haiku-4-5", "claude-sonnet-4-5")
+# (claude-sonnet-4-5, at the same price and minimum, retired on 30 November 2026: the API answers it with a 404.)
+MODELS = ("claude-haiku-4-5", "claude-sonnet-4-6")
 WINDOW_BUDGET = 2000  # tokens: bounded windows (plain: trimmed to it each turn; cache-aware: grows to it, cut to half)
 KEEP_LAST = 20  # messages the last-k workaround sends: about the same tokens as WINDOW_BUDGET
 MEMORY_BUDGET = 500  # tokens of recalled memories per request (vector rows; the window has WINDOW_BUDGET)
@@ -116,18 +118,12 @@ def _empty() -> dict:
 
 
 def _add(totals: dict, entry, model: str) -> None:
-    counts = {
-        "input_tokens": entry.input_tokens,
-        "output_tokens": entry.output_tokens,
-        "cache_creation_input_tokens": entry.cache_creation_input_tokens,
-        "cache_read_input_tokens": entry.cache_read_input_tokens,
-    }
     totals["calls"] += 1
     totals["input"] += entry.input_tokens
     totals["cache_write"] += entry.cache_creation_input_tokens
     totals["cache_read"] += entry.cache_read_input_tokens
     totals["output"] += entry.output_tokens
-    totals["usd"] += cost_of(counts, model)
+    totals["usd"] += entry_cost(entry, model)
 
 
 def _row(entries: list, model: str, requests: list[int]) -> dict:
@@ -181,22 +177,15 @@ def crossover_turn(ours: list[float], theirs: list[float]) -> int | None:
 def _cumulative(entries: list, marks: list[int], model: str) -> list[float]:
     out, total, seen = [], 0.0, 0
     for mark in marks:
-        total += sum(_price(e, model) for e in entries[seen:mark])
+        total += sum(entry_cost(e, model) for e in entries[seen:mark])
         seen = mark
         out.append(total)
     return out
 
 
-def _price(entry, model: str) -> float:
-    return cost_of(
-        {
-            "input_tokens": entry.input_tokens,
-            "output_tokens": entry.output_tokens,
-            "cache_creation_input_tokens": entry.cache_creation_input_tokens,
-            "cache_read_input_tokens": entry.cache_read_input_tokens,
-        },
-        model,
-    )
+def entry_cost(entry, model: str) -> float:
+    """USD of one ledger entry at `model`'s price: its 1-hour cache writes at 2x input, the rest at 1.25x."""
+    return cost_of(entry.usage, model)
 
 
 def cost_table(

@@ -1,4 +1,4 @@
-"""Search latency, cold start and memory of one user's search: what `python -m helpers.bench retrieval` measures. Tools for 05_vector_memory, section 'Which retrieval wins? Measure it'.
+"""Search latency, cold start and memory of one user's search: what `python -m helpers.bench retrieval` measures. Tools for further/04_memory_in_production, section 'Which retrieval wins? Measure it'.
 
 For one size (the measured user's memories, plus a tenth as many of other users), `run_retrieval_benchmark`
 fills a throwaway database as an import would (helpers.bench.synthetic), then, in a NEW process (as a kernel

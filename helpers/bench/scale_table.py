@@ -1,4 +1,4 @@
-"""The README's "Memory at scale" table, made from the results files of `bench retrieval` and `bench load --users`. Tools for 05_vector_memory, section 'Which retrieval wins? Measure it'.
+"""Tools: the README's "Memory at scale" table, made from the results files of `bench retrieval` and `bench load --users`.
 
 The README never types a figure in: `tests/bench/test_scale_results.py` checks that its table is exactly what
 `scale_table()` makes from docs/results/retrieval.json and docs/results/load.json.

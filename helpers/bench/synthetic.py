@@ -1,4 +1,4 @@
-"""Synthetic memories for the scale benchmarks: many users, many memories, few embeddings. Tools for 05_vector_memory, section 'Which retrieval wins? Measure it'.
+"""Tools: synthetic memories for the scale benchmarks (many users, many memories, few embeddings).
 
 `python -m helpers.bench retrieval` and `python -m helpers.bench load --users N` need tens of thousands of
 memories per user, or a million in all; embedding each with the local MiniLM would take hours. So only a few

@@ -1,4 +1,4 @@
-"""Many users in one process: latency and memory within INDEX_CACHE_MB, the `load --users` benchmark. Tools for 05_vector_memory, section 'Which retrieval wins? Measure it'.
+"""Tools: many users in one process, latency and memory within INDEX_CACHE_MB (the `load --users` benchmark).
 
 `python -m helpers.bench load --users 1000 --memories 1000` fills a throwaway database with that many users of
 that many synthetic memories each (helpers.bench.synthetic; each user's index file written as after an import),

@@ -1,10 +1,12 @@
-"""Forget a user everywhere: memories, facts, logs, sessions and the index's cache. Taught in 05_vector_memory, section 'Forget me'.
+"""Forget a user everywhere: memories, facts, logs, sessions and the index's cache. Taught in further/04_memory_in_production, section 'Forget me'.
 
 `forget_user(store, user_id)` is the one call behind "delete everything you know about me" and the terminal
 chat's `--forget-user`. It deletes the user's documents from *every* collection of the store's database (not a
 hard-coded list, so a collection added later cannot keep a copy), after dropping the user from the in-process
 caches of the given indexes, and removes the user's search index file on this machine. A process holding the user
-drops them at its next request (their revision document is gone: helpers.retrieval.changes). Facts are `memories` documents of kind "fact", so they go with the memories.
+drops them at its next request (their revision document is gone: helpers.retrieval.changes). Facts are `memories`
+documents of kind "fact", so they go with the memories; the memory tool's files and their audit trail
+(`memory_files`, `memory_audit`: helpers/memory_tool) go the same way.
 Other users' documents are never touched: every delete is filtered by `user_id`.
 """
 

@@ -85,8 +85,10 @@ def test_newest_statement_wins(client):
 def test_persona_is_honoured_and_never_called_claude(client):
     reply = text(ask(client, "Any good beaches for sunset?", prompts.SCOUT_PERSONA))
     assert "stand-in" in reply
-    assert reply.startswith("Scout here") and "Los Angeles" in reply
+    assert reply.startswith("Scout here") and "Los Angeles" not in reply  # names no city the user never mentioned
     assert "claude" not in reply.lower()
+    small_talk = text(ask(client, "Thanks, that was fun!", prompts.SCOUT_PERSONA))
+    assert small_talk.startswith("Scout here") and "nothing to add" in small_talk and "Los Angeles" not in small_talk
     plain = text(ask(client, "Any good beaches for sunset?"))
     assert "claude" not in plain.lower() and "Scout" not in plain
 
@@ -323,9 +325,9 @@ def test_summary_cap_drops_facts_unless_named_as_must_keep(client):
 
 def test_model_object_directly():
     model = OfflineModel(context_window=100)
-    out = model.create({"model": "m", "max_tokens": 30, "messages": [{"role": "user", "content": "My name is Bo."}]})
+    out = model.create({"model": MODEL, "max_tokens": 30, "messages": [{"role": "user", "content": "My name is Bo."}]})
     assert out["usage"]["input_tokens"] == model.count_tokens(
-        {"model": "m", "messages": [{"role": "user", "content": "My name is Bo."}]}
+        {"model": MODEL, "messages": [{"role": "user", "content": "My name is Bo."}]}
     )
 
 
