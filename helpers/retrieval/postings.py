@@ -65,6 +65,7 @@ class Postings:
         self.stale = np.zeros(self.base_n, dtype=bool)  # base rows whose document was set since
         self.delta: dict[str, dict[int, float]] = {}  # term → {row: count}, for documents set since
         self.docs: dict[int, Counter] = {}  # row → its document, for documents set since
+        self.entries = 0  # terms of every document in `docs`, kept as they change (nbytes is read per request)
 
     def lookup(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
         """Rows whose document holds `term` and its count in each (every row once); None if no row does."""
@@ -98,6 +99,7 @@ class Postings:
                 entries.pop(row, None)
                 if not entries:
                     del self.delta[term]
+        self.entries += len(counts) - len(old or ())
         self.docs[row] = counts
         for term, count in counts.items():
             self.delta.setdefault(term, {})[row] = count
@@ -117,7 +119,7 @@ class Postings:
         """Bytes held: the base arrays plus an estimate for the dicts (about 100 bytes per entry)."""
         base = sum(a.nbytes for a in (self.starts, self.rows, self.counts) if a is not None)
         base += self.vocab.blob.nbytes + self.vocab.offsets.nbytes if self.vocab is not None else 0
-        return base + self.stale.nbytes + 100 * sum(len(d) for d in self.docs.values())
+        return base + self.stale.nbytes + 100 * self.entries
 
     def packed(self, n: int) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
         """Both layers merged for rows below `n`: (sorted terms, starts, rows int32, counts float64), the base

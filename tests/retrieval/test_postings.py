@@ -51,6 +51,10 @@ def test_both_layers_hold_what_a_plain_dict_holds(base, later):
     assert as_dict(postings) == plain(base)
     for row, counts in later.items():  # documents changed after the base was frozen
         postings.set(row, Counter(counts))
+    for row, counts in later.items():  # and changed again: the count of entries held follows
+        postings.set(row, Counter(dict(list(counts.items())[:1])))
+        postings.set(row, Counter(counts))
+    assert postings.entries == sum(len(d) for d in postings.docs.values())
     assert as_dict(postings) == plain({**base, **later})
     assert all(postings.document(row) == Counter(counts) for row, counts in {**base, **later}.items())
     again = frozen({**base, **later})  # and packed again, as the next index file
