@@ -6,14 +6,19 @@ writing is given up; a reader too far behind reads the user again."""
 from __future__ import annotations
 
 import hashlib
+import os
+import uuid
 
 import numpy as np
 import pytest
 
+from helpers.config import load_settings
+from helpers.db.store import open_store
 from helpers.memory.forget import forget_user
 from helpers.retrieval import MemoryIndex
 from helpers.retrieval import changes as changes_module
 from helpers.retrieval.changes import announce, read_head
+from helpers.retrieval.snapshot import remove_database_files
 
 
 class HashEmbedder:
@@ -45,9 +50,30 @@ def texts(index: MemoryIndex, user: str = "u", query: str = "memory") -> set[str
     return {h.text for h in index.search(user, query, k=50, mode="lexical")}
 
 
-@pytest.fixture(params=["mongomock", "local"])
+@pytest.fixture(
+    params=[
+        "mongomock",
+        "local",
+        pytest.param(
+            "mongodb",
+            marks=[
+                pytest.mark.mongodb,
+                pytest.mark.skipif(not os.environ.get("MONGODB_URI"), reason="MONGODB_URI is not set"),
+            ],
+        ),
+    ]
+)
 def store(request):
-    return request.getfixturevalue("mock_store" if request.param == "mongomock" else "local_store")
+    if request.param != "mongodb":
+        yield request.getfixturevalue("mock_store" if request.param == "mongomock" else "local_store")
+        return
+    settings = load_settings().with_(mongodb_uri=os.environ["MONGODB_URI"], db_name=f"gte_test_{uuid.uuid4().hex[:8]}")
+    with open_store(settings, fallback=False) as real:
+        try:
+            yield real
+        finally:
+            real.client.drop_database(real.db.name)
+            remove_database_files(real)
 
 
 def test_every_kind_of_write_by_another_process_is_seen_at_the_next_request(store):
