@@ -42,7 +42,12 @@ THE TAUGHT CORE, in notebook order (read these; "further/NN" is a going-further 
                                 (BM25 postings), users.py (the users a process holds, capped by INDEX_CACHE_MB),
                                 snapshot.py (their index files), changes.py (the change log that keeps
                                 processes coherent), atlas.py
-    06  (the capstone: the learner's own turn(), scored against VectorMemory)
+    06  memory_tool/                memory the model keeps itself: paths.py (confined to /memories), views.py,
+                                commands.py (the six commands, documented texts), storage.py (one document per
+                                user, version guard, audit trail), backend.py (MongoMemoryTool, the SDK's
+                                BetaAbstractMemoryTool), loop.py (the tool_runner loop of a turn), stage.py
+                                (MemoryToolMemory: `--stage memory_tool`)
+    07  (the capstone: the learner's own turn(), scored against VectorMemory)
     further/05 (long conversations):
         memory/budget.py        one context budget shared by window, summary and memories
         memory/transcript.py    read a dated transcript; memory/importer.py imports it (`--import`)
@@ -56,11 +61,6 @@ PLUMBING you can skip (first docstring line "Plumbing:"):
                                 health.py (a full disk, named), scrub.py (no byte of an erased user left), redact.py
     offline/                    the deterministic offline stand-in model behind the real SDK, and the Messages
                                 API contract it keeps (contract.py: the rules; catalog.py: the models)
-    memory_tool/                memory the model keeps itself (issue 33), plumbing until its chapter (06_memory_tool)
-                                exists: paths.py (confined to /memories), views.py, commands.py (the six commands,
-                                documented texts), storage.py (one document per user, version guard, audit trail),
-                                backend.py (MongoMemoryTool, the SDK's BetaAbstractMemoryTool), loop.py (the
-                                tool_runner loop of a turn), stage.py (MemoryToolMemory: `--stage memory_tool`)
 
 TOOLS built on the core:
 
@@ -71,6 +71,7 @@ TOOLS built on the core:
                                 `git status` clean; `run.py lab` installs it)
     bench/                      `python -m helpers.bench ...` (__main__.py, cli.py, common.py): one module per
                                 benchmark: cost.py (with cost_table.py: every strategy side by side), compare.py,
+                                kinds.py (who decides what to remember: application, model, platform; 06),
                                 overhead.py, load.py (with users.py: many users in one process), recall.py,
                                 retrieval.py (with latency.py and synthetic.py: cold start, latency and RSS at
                                 scale; scale_table.py: the README's table of both), longmem/ (long
