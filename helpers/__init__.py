@@ -28,6 +28,7 @@ THE TAUGHT CORE, in notebook order (read these):
         memory/commit.py        commit an exchange under the version guard; rebuild from the logs
         memory/state.py         the session as the next turn sees it (`--show-state`) and the token gauge
         memory/bounded.py       BoundedMemory: window + summary in MongoDB, resumable
+        memory/cache_layout.py  cache-aware marks per model: a larger window where only it is cacheable (cost model)
     05  memory/facts.py         per-user facts: dedup, superseded instead of deleted
         memory/facts_worker.py  extraction in a background worker, and its latency
         memory/long_term.py     LongTermMemory, the retriever BoundedMemory takes; VectorMemory

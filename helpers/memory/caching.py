@@ -3,7 +3,7 @@
 Prompt caching (https://platform.claude.com/docs/en/build-with-claude/prompt-caching): a `cache_control`
 breakpoint on a content block asks the API to keep the request's prefix up to that block. A later request
 that starts with exactly the same prefix reads it from the cache at 0.1x the input price instead of paying
-for it again; writing it costs 1.25x once (5-minute entries, refreshed by each hit). `usage` then splits
+for it again; writing it costs 1.25x once (5-minute entries, refreshed by each hit; 1-hour entries cost 2x). `usage` then splits
 the input into `input_tokens` (uncached), `cache_creation_input_tokens` and `cache_read_input_tokens`.
 Prefixes shorter than the model's minimum cacheable length are simply not cached.
 """
@@ -14,9 +14,26 @@ from typing import Any
 
 from helpers.memory.history import HistoryMemory
 
-__all__ = ["EPHEMERAL", "with_cache_breakpoints", "reuses_prefix", "CachedHistoryMemory"]
+__all__ = [
+    "EPHEMERAL",
+    "ONE_HOUR",
+    "cache_control_for",
+    "with_cache_breakpoints",
+    "reuses_prefix",
+    "CachedHistoryMemory",
+]
 
-EPHEMERAL = {"type": "ephemeral"}  # the 5-minute cache; {"type": "ephemeral", "ttl": "1h"} asks for an hour
+EPHEMERAL = {"type": "ephemeral"}  # the 5-minute cache (the default TTL)
+ONE_HOUR = {"type": "ephemeral", "ttl": "1h"}  # an hour; its writes cost 2x the input price instead of 1.25x
+
+
+def cache_control_for(ttl: str | None) -> dict:
+    """The breakpoint marker for a TTL: "5m" (or None) is the plain 5-minute marker, "1h" asks for an hour."""
+    if ttl in (None, "5m"):
+        return dict(EPHEMERAL)
+    if ttl == "1h":
+        return dict(ONE_HOUR)
+    raise ValueError(f"cache ttl must be '5m' or '1h', got {ttl!r}")
 
 
 def _block(content: Any) -> list[dict]:
@@ -73,7 +90,12 @@ class CachedHistoryMemory(HistoryMemory):
     """Naive history with prompt caching: the same requests as HistoryMemory, with breakpoints. Taught in 03.
 
     Every turn still sends the whole conversation (the context window fills just as fast); the part already
-    sent last turn is read from the cache instead of paid for again."""
+    sent last turn is read from the cache instead of paid for again, while it lives: `cache_ttl` "5m" (default)
+    or "1h" (written at 2x instead of 1.25x, for a chat slower than one turn in five minutes)."""
+
+    def __init__(self, *args, cache_ttl: str = "5m", **kwargs):
+        super().__init__(*args, **kwargs)
+        self.cache_control = cache_control_for(cache_ttl)
 
     def build_request(self, text: str) -> dict:
-        return with_cache_breakpoints(super().build_request(text))
+        return with_cache_breakpoints(super().build_request(text), cache_control=self.cache_control)
