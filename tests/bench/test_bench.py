@@ -172,3 +172,31 @@ def test_side_by_side_in_two_processes_gives_the_same_figures_as_in_one():
         one == two
         and one["strategies"]["vector (cache-aware)"]["by_model"]["claude-sonnet-4-5"]["4"]["chat"]["calls"] == 4
     )
+
+
+def test_cost_by_kind_adds_up_to_the_ledger_and_prices_an_hour_long_write_at_twice_the_input():
+    from helpers.bench.compare import usd_by_kind
+    from helpers.bench.cost_table import cumulative_usd
+    from helpers.pricing import CostLedger, price_of
+
+    ledger = CostLedger()
+    ledger.record("chat", "claude-haiku-4-5", {"input_tokens": 10, "output_tokens": 150})
+    ledger.record(
+        "chat",
+        "claude-haiku-4-5",
+        {
+            "input_tokens": 3,
+            "output_tokens": 150,
+            "cache_creation_input_tokens": 5000,
+            "cache_read_input_tokens": 0,
+            "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 5000},
+        },
+    )
+    ledger.record("summary", "claude-haiku-4-5", {"input_tokens": 900, "output_tokens": 100})
+    parts = usd_by_kind(ledger)
+    price = price_of("claude-haiku-4-5")
+    assert sum(parts.values()) == pytest.approx(ledger.total_cost())
+    assert parts["cache_write"] == pytest.approx(5000 * 2 * price.input_per_mtok / 1e6)  # 1-hour: 2x input
+    # the cost table prices the same ledger the same way, turn by turn
+    run = {"entries": ledger.entries, "marks": [1, 3]}
+    assert cumulative_usd(run, "claude-haiku-4-5")[-1] == pytest.approx(ledger.total_cost())
