@@ -83,10 +83,10 @@ def _cached_run(turns=40):
     )
 
 
-def test_a_cached_run_is_drawn_as_whole_requests_with_the_part_read_shaded():
+def test_a_cached_run_is_drawn_as_whole_requests_with_the_part_not_read_dotted():
     cached = _cached_run()
     ax = plot_input_tokens({"naive + caching": cached}).axes[0]
-    (line,) = [line for line in ax.get_lines() if line.get_label().startswith("naive + caching")]
+    (line,) = [line for line in ax.get_lines() if line.get_label().startswith("naive + caching: whole request")]
     assert list(line.get_ydata()) == cached.request_tokens  # not the 3 uncached tokens per request
     assert max(line.get_ydata()) == 103 + 100 * 39
     (dotted,) = [line for line in ax.get_lines() if line.get_linestyle() == ":"]
