@@ -59,7 +59,8 @@ TOOLS built on the core:
                                 state to HTML; events.py, clicks and threads), git_clean.py (a saved run leaves
                                 `git status` clean; `run.py lab` installs it)
     bench/                      `python -m helpers.bench ...` (__main__.py, cli.py, common.py): one module per
-                                benchmark: cost.py (with cost_table.py: every strategy side by side), compare.py,
+                                benchmark: cost.py (with cost_table.py: every strategy side by side; cost_pace.py: pace and
+                                TTL; cost_report.py: provenance, cost.md), compare.py,
                                 overhead.py, load.py, recall.py, retrieval.py (with latency.py), longmem/ (long
                                 conversations: methods.py with baselines.py; floor.py chooses the relevance
                                 floor), reader_eval.py (the offline reader); scoring.py (answer-in-request, and
