@@ -49,7 +49,8 @@ PLUMBING you can skip (first docstring line "Plumbing:"):
     db/                         store.py (sessions, memories; opening the store), logs.py (the append-only log),
                                 checks.py (ids and fields every query passes), server.py, instance.py and
                                 processes.py (the local database server), redact.py
-    offline/                    the deterministic offline stand-in model behind the real SDK
+    offline/                    the deterministic offline stand-in model behind the real SDK, and the Messages
+                                API contract it keeps (contract.py: the rules; catalog.py: the models)
 
 TOOLS built on the core:
 

@@ -25,6 +25,7 @@ __all__ = [
     "live_cost",
     "OFFLINE_USAGE",
     "REPLY_TOKENS",
+    "stream_text",
 ]
 
 _OFFLINE_KEY = "offline-no-key"  # never sent anywhere: the transport answers in-process
@@ -75,6 +76,19 @@ def get_client(
         max_retries=retries,
         timeout=s.timeout_s,
     )
+
+
+def stream_text(client: anthropic.Anthropic, *, out=None, **request) -> anthropic.types.Message:
+    """Send one request with `messages.stream()` and print the reply's text as it arrives, piece by piece; return
+    the final Message (its `usage` included). Live or offline alike: the offline model streams the same events.
+
+    `request` is what `messages.create` takes (model, max_tokens, messages, system, ...)."""
+    out = out or sys.stdout
+    with client.messages.stream(**request) as stream:
+        for piece in stream.text_stream:
+            print(piece, end="", flush=True, file=out)
+        print(file=out, flush=True)
+        return stream.get_final_message()
 
 
 def offline_transport(client: anthropic.Anthropic) -> OfflineTransport | None:
@@ -164,13 +178,12 @@ def live_cost(settings: Settings | None = None) -> str:
     s = settings or load_settings()
 
     def part(usage: Counter) -> str:
-        usd = cost_of(
-            {
-                k: usage[k]
-                for k in ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-            },
-            s.chat_model,
-        )
+        counts = {
+            k: usage[k]
+            for k in ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        }  # 1-hour cache writes are priced at 2x input, the rest of the writes at 1.25x
+        split = {"ephemeral_1h_input_tokens": usage["cache_creation_1h_input_tokens"]}
+        usd = cost_of({**counts, "cache_creation": split}, s.chat_model)
         return (
             f"{usage['calls']:,} model calls ({usage['input_tokens']:,} input + {usage['output_tokens']:,} output "
             f"tokens, offline counts) ≈ ${usd:.4f} at {s.chat_model}'s price, plus {usage['count_tokens']:,} "

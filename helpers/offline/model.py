@@ -1,9 +1,12 @@
-"""Plumbing: the offline model: validates a Messages API request, counts its tokens and answers it.
+"""Plumbing: the offline model: checks a Messages API request against the API's contract, counts it, answers it.
 
-It only "knows" what is in the request (see helpers.offline.reader). Requests that offer `tools` and force
-one with `tool_choice: {"type": "tool", "name": ...}` get a `tool_use` block and stop_reason "tool_use".
-Requests with `cache_control` breakpoints read and write the model's prompt cache (helpers.offline.cache), on a
-clock the caller can replace (`OfflineModel(clock=...)` or `model.clock = ...`).
+It only "knows" what is in the request (see helpers.offline.reader). Every request first passes the contract
+(helpers.offline.contract: the API's refusals, statuses and error texts). Requests that offer `tools` and force one
+with `tool_choice: {"type": "tool", "name": ...}` get a `tool_use` block and stop_reason "tool_use". With thinking
+on, the reply starts with a thinking block (empty, as with `display: "omitted"`, and signed so that it can be sent
+back). Requests with `cache_control` breakpoints read and write the prompt cache (helpers.offline.cache), on a clock
+the caller can replace (`OfflineModel(clock=...)` or `model.clock = ...`). Beta features (the memory tool, context
+editing, compaction) get their behaviour from `Behaviour` plug-ins (helpers.offline.beta); without one, a plain reply.
 """
 
 from __future__ import annotations
@@ -11,20 +14,22 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections import Counter
+from collections import OrderedDict
 from collections.abc import Callable
 
-import httpx2
-
+from helpers.offline.beta import Behaviour, Reply, features_of
 from helpers.offline.bpe import content_text, count_text_tokens, request_tokens, system_text, truncate_to_tokens
-from helpers.offline.cache import PromptCache, check_breakpoints, request_positions
-from helpers.offline.faults import FAULTS, FaultPlan, OfflineAPIError
+from helpers.offline.cache import PromptCache, request_positions
+from helpers.offline.call import Call
+from helpers.offline.contract import check_counted, check_request
 from helpers.offline.reply import chat_reply
+from helpers.offline.rules_tools import offline_signature
 from helpers.offline.tasks import TASKS, extract, reconcile, summarise
 
-__all__ = ["OfflineModel", "OfflineTransport", "Request", "MODEL_LABEL", "PADDING", "pad_reply"]
+__all__ = ["OfflineModel", "Request", "MODEL_LABEL", "PADDING", "pad_reply"]
 
 MODEL_LABEL = "offline deterministic model"
+MAX_THREADS = 1000  # conversations held for beta threads (the oldest is dropped first)
 
 # Neutral talk a padded chat reply ends with (OfflineModel(reply_tokens=...)): no names, numbers, places, nothing
 # about the user, no advice or plan the fact rules would read as a fact; it only makes the reply as long as a
@@ -39,18 +44,16 @@ PADDING = (
 
 
 class Request:
-    """A parsed Messages API request, as the offline model reads it."""
+    """A checked Messages API request, as the offline model reads it."""
 
-    def __init__(
-        self,
-        system: str,
-        messages: list[dict],
-        max_tokens: int,
-        tools: list[dict] | None = None,
-        tool_choice: dict | None = None,
-    ):
-        self.system, self.messages, self.max_tokens = system, messages, max_tokens
-        self.tools, self.tool_choice = tools or [], tool_choice
+    def __init__(self, call: Call):
+        body = call.body
+        self.call, self.body = call, body
+        self.system = system_text(body.get("system"))
+        self.messages = [m for m in body.get("messages") or [] if m.get("role") != "system"]
+        self.max_tokens = int(float(body.get("max_tokens") or 0))
+        self.tools, self.tool_choice = body.get("tools") or [], body.get("tool_choice")
+        self.features = features_of(body)
 
     @property
     def turns(self) -> list[tuple[str, str]]:
@@ -71,48 +74,23 @@ class Request:
         return choice.get("name") if choice.get("type") == "tool" else None
 
 
-def _bad(message: str) -> OfflineAPIError:
-    return OfflineAPIError(400, "invalid_request_error", message)
-
-
-def _check_tools(body: dict) -> None:
-    tools = body.get("tools")
-    if tools is None:
-        if body.get("tool_choice") is not None:
-            raise _bad("tool_choice: may only be specified while providing tools")
-        return
-    if not isinstance(tools, list):
-        raise _bad("tools: Input should be a valid list")
-    names = []
-    for i, tool in enumerate(tools):
-        if not isinstance(tool, dict) or not isinstance(tool.get("name"), str) or not tool["name"]:
-            raise _bad(f"tools.{i}.name: Field required")
-        schema = tool.get("input_schema")
-        if not isinstance(schema, dict) or schema.get("type") != "object":
-            raise _bad(f'tools.{i}.input_schema: must be a JSON schema with "type": "object"')
-        names.append(tool["name"])
-    choice = body.get("tool_choice")
-    if choice is not None:
-        if not isinstance(choice, dict) or choice.get("type") not in ("auto", "any", "tool", "none"):
-            raise _bad("tool_choice.type: Input should be 'auto', 'any', 'tool' or 'none'")
-        if choice["type"] == "tool" and choice.get("name") not in names:
-            raise _bad(f"tool_choice.name: no tool named {choice.get('name')!r} in tools")
-
-
 class OfflineModel:
-    """The offline model itself: validates a request, counts its tokens and answers it (or raises)."""
+    """The offline model itself: checks a request, counts its tokens and answers it (or refuses, as the API does)."""
 
     def __init__(
         self,
-        context_window: int = 200_000,
+        context_window: int | None = None,
         model_label: str = MODEL_LABEL,
         clock: Callable[[], float] | None = None,
         reply_tokens: int | None = None,
+        behaviours: list[Behaviour] | None = None,
     ):
-        self.context_window = context_window
+        self.context_window = context_window  # None: each model's own window (a smaller one is a teaching device)
         self.model_label = model_label
         self.cache = PromptCache(clock)  # shared by every request to this model
         self.reply_tokens = reply_tokens  # pad chat replies to this many tokens (None: as the reader wrote them)
+        self.behaviours: list[Behaviour] = list(behaviours or [])
+        self.threads: OrderedDict[str, dict] = OrderedDict()  # beta threads: reply id -> the conversation held
         self._counter = 0
         self._lock = threading.Lock()
 
@@ -125,88 +103,38 @@ class OfflineModel:
     def clock(self, clock: Callable[[], float]) -> None:
         self.cache.clock = clock
 
-    # -- validation, as the API does it
+    # -- the contract
+    def check(self, body: dict | bytes, endpoint: str = "create", *, headers=None, beta: bool = False) -> Call:
+        """Check a request as the API does (helpers.offline.contract); returns it parsed, or raises OfflineAPIError.
+        `body`: the parsed body, or the request's bytes (then the 32 MB limit and the JSON are checked too)."""
+        call = check_request(body, endpoint, is_beta=beta, headers=headers, threads=self.threads)
+        call.notes["window"] = min(self.context_window or call.model.context, call.model.context)
+        return call
+
     def validate(self, body: dict, *, for_count: bool = False) -> Request:
-        if not isinstance(body.get("model"), str) or not body["model"]:
-            raise OfflineAPIError(400, "invalid_request_error", "model: Field required")
-        if not for_count and not isinstance(body.get("max_tokens"), int):
-            raise OfflineAPIError(400, "invalid_request_error", "max_tokens: Field required")
-        if not for_count and body["max_tokens"] < 1:
-            raise OfflineAPIError(400, "invalid_request_error", "max_tokens: must be greater than or equal to 1")
-        messages = body.get("messages")
-        if not isinstance(messages, list) or not messages:
-            raise OfflineAPIError(400, "invalid_request_error", "messages: at least one message is required")
-        if messages[0].get("role") != "user":
-            raise OfflineAPIError(400, "invalid_request_error", 'messages: first message must use the "user" role')
-        previous: dict | None = None
-        for i, m in enumerate(messages):
-            role, content = m.get("role"), m.get("content")
-            if role not in ("user", "assistant"):
-                raise OfflineAPIError(
-                    400, "invalid_request_error", f"messages.{i}.role: Input should be 'user' or 'assistant'"
-                )
-            if isinstance(content, str):
-                if not content.strip():
-                    raise OfflineAPIError(
-                        400,
-                        "invalid_request_error",
-                        f"messages.{i}: text content blocks must contain non-whitespace text",
-                    )
-            elif isinstance(content, list) and content:
-                for j, block in enumerate(content):
-                    kind = block.get("type") if isinstance(block, dict) else None
-                    if kind == "text" and not str(block.get("text", "")).strip():
-                        raise OfflineAPIError(
-                            400,
-                            "invalid_request_error",
-                            f"messages.{i}.content.{j}: text content blocks must contain non-whitespace text",
-                        )
-                    if kind == "tool_result":
-                        wanted = block.get("tool_use_id")
-                        have = set()
-                        if (
-                            previous
-                            and previous.get("role") == "assistant"
-                            and isinstance(previous.get("content"), list)
-                        ):
-                            have = {
-                                b.get("id")
-                                for b in previous["content"]
-                                if isinstance(b, dict) and b.get("type") == "tool_use"
-                            }
-                        if wanted not in have:
-                            raise OfflineAPIError(
-                                400,
-                                "invalid_request_error",
-                                f"messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` blocks: {wanted}. "
-                                "Each `tool_result` block must have a corresponding `tool_use` block in the previous message.",
-                            )
-                    if kind not in ("text", "tool_use", "tool_result", "image"):
-                        raise OfflineAPIError(
-                            400, "invalid_request_error", f"messages.{i}.content.{j}.type: unknown block type {kind!r}"
-                        )
-            else:
-                raise OfflineAPIError(
-                    400, "invalid_request_error", f"messages.{i}.content: must be a non-empty string or list of blocks"
-                )
-            previous = m
-        _check_tools(body)
-        return Request(
-            system_text(body.get("system")),
-            messages,
-            int(body.get("max_tokens") or 0),
-            body.get("tools"),
-            body.get("tool_choice"),
-        )
+        """The request, checked (kept for callers of the earlier API)."""
+        return Request(self.check(body, "count_tokens" if for_count else "create"))
 
-    def count_tokens(self, body: dict) -> int:
+    def count_tokens(self, body: dict | bytes, *, headers=None, beta: bool = False) -> int:
         """`POST /v1/messages/count_tokens`: the request's input tokens (caching plays no part)."""
-        self.validate(body, for_count=True)
-        check_breakpoints(body)
-        return request_tokens(body)
+        call = self.check(body, "count_tokens", headers=headers, beta=beta)
+        return request_tokens(self._prepared(call).body)
 
-    def _answer(self, req: Request) -> tuple[list[dict], str]:
-        """The reply's content blocks and stop reason: a task's output (as a tool call when one is forced) or a chat reply."""
+    def _prepared(self, call: Call) -> Request:
+        """The request after the behaviours' `prepare` (what the model reads and counts)."""
+        body = call.body
+        for b in self.behaviours:
+            if b.applies(features_of(body)):
+                body = b.prepare(body)
+        if body is not call.body:
+            call = Call(body, call.endpoint, call.version, call.beta, call.betas, call.model, call.notes)
+        return Request(call)
+
+    # -- answering
+    def _answer(self, req: Request) -> Reply:
+        """The default reply: a task's output (as a tool call when one is forced) or a chat reply."""
+        if req.max_tokens == 0:  # a cache pre-warm: nothing is generated
+            return Reply([], "max_tokens")
         kind = next((k for marker, k in TASKS if req.system.startswith(marker)), "chat")
         if kind == "summary":
             text = summarise(req.last_user_text, req.max_tokens, count_text_tokens)
@@ -214,9 +142,10 @@ class OfflineModel:
             data = extract(req.last_user_text) if kind == "extract" else reconcile(req.last_user_text)
             if req.forced_tool:
                 digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:20]
-                return [
-                    {"type": "tool_use", "id": f"toolu_offline_{digest}", "name": req.forced_tool, "input": data}
-                ], "tool_use"
+                return Reply(
+                    [{"type": "tool_use", "id": f"toolu_offline_{digest}", "name": req.forced_tool, "input": data}],
+                    "tool_use",
+                )
             text = json.dumps(data)
         else:
             text = chat_reply(req.system, req.turns)
@@ -226,79 +155,52 @@ class OfflineModel:
         if count_text_tokens(text) > req.max_tokens:
             text = truncate_to_tokens(text, req.max_tokens)
             stop_reason = "max_tokens"
-        return [{"type": "text", "text": text}], stop_reason
+        return Reply([{"type": "text", "text": text}], stop_reason)
 
-    def create(self, body: dict) -> dict:
+    def _reply(self, req: Request) -> Reply:
+        reply = self._answer(req)
+        for b in self.behaviours:
+            if b.applies(req.features):
+                reply = b.respond(req.body, reply)
+        if req.call.thinks and reply.content and reply.content[0].get("type") != "thinking":
+            reply.content.insert(0, {"type": "thinking", "thinking": "", "signature": offline_signature("")})
+        return reply
+
+    def create(self, body: dict | bytes, *, headers=None, beta: bool = False) -> dict:
         """`POST /v1/messages`: a Message dict in the API's shape."""
-        req = self.validate(body)
-        cached = bool(check_breakpoints(body))
-        input_tokens = request_tokens(body)
-        if input_tokens > self.context_window:
-            raise OfflineAPIError(
-                400,
-                "invalid_request_error",
-                f"prompt is too long: {input_tokens} tokens > {self.context_window} maximum",
-            )
+        call = self.check(body, "create", headers=headers, beta=beta)
+        req = self._prepared(call)
+        input_tokens = request_tokens(req.body)
+        check_counted(call, input_tokens)
         usage = {"input_tokens": input_tokens, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
-        if cached:
-            usage.update(self.cache.apply(body, request_positions(body), input_tokens))
-        content, stop_reason = self._answer(req)
+        if any(True for p in request_positions(req.body) if p.ttl):
+            usage.update(self.cache.apply(req.body, request_positions(req.body), input_tokens))
+        reply = self._reply(req)
         with self._lock:
             self._counter += 1
             n = self._counter
         digest = hashlib.sha256(
-            json.dumps(body, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass")
+            json.dumps(call.body, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass")
         ).hexdigest()
+        message_id = f"msg_offline_{digest[:16]}_{n}"
+        if call.body.get("thread"):  # the server holds the conversation under the reply's id (beta threads)
+            with self._lock:
+                params = {k: v for k, v in call.body.items() if k not in ("messages", "thread", "stream")}
+                messages = [*call.messages, {"role": "assistant", "content": reply.content}]
+                self.threads[message_id] = {"params": params, "messages": messages}
+                while len(self.threads) > MAX_THREADS:
+                    self.threads.popitem(last=False)
         return {
-            "id": f"msg_offline_{digest[:16]}_{n}",
+            "id": message_id,
             "type": "message",
             "role": "assistant",
-            "model": body["model"],
-            "content": content,
-            "stop_reason": stop_reason,
+            "model": call.body["model"],
+            "content": reply.content,
+            "stop_reason": reply.stop_reason,
             "stop_sequence": None,
-            "usage": {**usage, "output_tokens": _output_tokens(content)},
+            "usage": {**usage, **reply.usage, "output_tokens": output_tokens(reply.content)},
+            **reply.extra,
         }
-
-
-class OfflineTransport(httpx2.BaseTransport):
-    """An httpx2 transport that answers Messages API requests with an `OfflineModel`."""
-
-    def __init__(
-        self, model: OfflineModel | None = None, faults: FaultPlan | str | None = None, usage: Counter | None = None
-    ):
-        self.model = model or OfflineModel()
-        self.faults = faults if isinstance(faults, FaultPlan) else FaultPlan.parse(faults)
-        self.requests: list[tuple[str, dict]] = []  # (path, body) of every request seen, for tests
-        self.usage = Counter() if usage is None else usage  # calls and tokens answered (may be shared by clients)
-
-    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        path = request.url.path
-        try:
-            body = json.loads(request.read() or b"{}")
-        except ValueError:
-            return OfflineAPIError(400, "invalid_request_error", "request body is not valid JSON").response()
-        self.requests.append((path, body))
-        try:
-            if path.endswith("/v1/messages/count_tokens"):
-                self.usage["count_tokens"] += 1
-                return httpx2.Response(200, json={"input_tokens": self.model.count_tokens(body)})
-            if path.endswith("/v1/messages"):
-                fault = self.faults.next()
-                if fault == "timeout":
-                    raise httpx2.ReadTimeout("offline fault: read timed out", request=request)
-                if fault == "connect":
-                    raise httpx2.ConnectError("offline fault: connection refused", request=request)
-                if fault:
-                    status, kind, message = FAULTS[fault]
-                    headers = {"retry-after-ms": str(self.faults.retry_after_ms)}
-                    raise OfflineAPIError(status, kind, message, headers)
-                reply = self.model.create(body)
-                self.usage.update(calls=1, **{k: v for k, v in reply["usage"].items() if isinstance(v, int)})
-                return httpx2.Response(200, json=reply)
-            raise OfflineAPIError(404, "not_found_error", f"the offline model does not serve {path}")
-        except OfflineAPIError as err:
-            return err.response()
 
 
 def pad_reply(text: str, tokens: int) -> str:
@@ -309,11 +211,17 @@ def pad_reply(text: str, tokens: int) -> str:
     return truncate_to_tokens(padded, tokens).rstrip()
 
 
-def _output_tokens(content: list[dict]) -> int:
+def output_tokens(content: list[dict]) -> int:
+    """Output tokens of a reply's content blocks (local BPE)."""
     total = 0
     for block in content:
-        if block["type"] == "text":
+        kind = block.get("type")
+        if kind == "text":
             total += count_text_tokens(block["text"])
-        else:
+        elif kind == "tool_use":
             total += count_text_tokens(json.dumps(block["input"], sort_keys=True)) + 3
+        elif kind == "thinking":
+            total += count_text_tokens(block.get("thinking", "")) + 3
+        else:
+            total += count_text_tokens(json.dumps(block, sort_keys=True)) + 3
     return total

@@ -45,7 +45,7 @@ def test_context_window_and_faults_are_configurable(monkeypatch):
     monkeypatch.setenv("GTE_OFFLINE_FAULTS", "529")
     client = get_client(load_settings({}), max_retries=0)
     with pytest.raises(anthropic.InternalServerError):
-        client.messages.create(model="m", max_tokens=5, messages=[{"role": "user", "content": "hi"}])
+        client.messages.create(model="claude-haiku-4-5", max_tokens=5, messages=[{"role": "user", "content": "hi"}])
 
 
 @pytest.mark.live

@@ -166,11 +166,11 @@ def test_the_vector_rows_embed_each_batch_once_and_get_the_embedders_own_vectors
 @pytest.mark.slow  # two vector runs in subprocesses
 def test_side_by_side_in_two_processes_gives_the_same_figures_as_in_one():
     rows = [r for r in ROWS if r[1] in ("naive", "vector", "vector_cached")]
-    one = cost_table([2, 4], models=["claude-haiku-4-5", "claude-sonnet-4-5"], rows=rows)
-    two = cost_table([2, 4], models=["claude-haiku-4-5", "claude-sonnet-4-5"], rows=rows, jobs=2)
+    one = cost_table([2, 4], models=["claude-haiku-4-5", "claude-sonnet-4-6"], rows=rows)
+    two = cost_table([2, 4], models=["claude-haiku-4-5", "claude-sonnet-4-6"], rows=rows, jobs=2)
     assert (
         one == two
-        and one["strategies"]["vector (cache-aware)"]["by_model"]["claude-sonnet-4-5"]["4"]["chat"]["calls"] == 4
+        and one["strategies"]["vector (cache-aware)"]["by_model"]["claude-sonnet-4-6"]["4"]["chat"]["calls"] == 4
     )
 
 

@@ -101,11 +101,11 @@ def test_judge_reads_declines_and_answers():
 def test_request_holds_the_statement_another_statement_and_the_question_only():
     items = load_corpus("tuning")
     item = items[0]
-    body = build_request(item, items, "m")
+    body = build_request(item, items, "claude-haiku-4-5")
     said = [m["content"] for m in body["messages"] if m["role"] == "user"]
     assert item["statement"] in said and said[-1] == item["question"] and len(said) == 4
     absent = next(i for i in items if not i["present"])
-    body = build_request(absent, items, "m")
+    body = build_request(absent, items, "claude-haiku-4-5")
     assert absent["distractor"] in [m["content"] for m in body["messages"]]
 
 
@@ -155,11 +155,13 @@ def test_offline_reader_floor_on_a_fixed_sample(part):
 def test_a_sample_gets_the_requests_of_the_whole_run():
     items = load_corpus("tuning")
     sample = items[::16]
-    assert [build_request(i, sample, "m") for i in sample] != [build_request(i, items, "m") for i in sample]
+    assert [build_request(i, sample, "claude-haiku-4-5") for i in sample] != [
+        build_request(i, items, "claude-haiku-4-5") for i in sample
+    ]
     client = get_client(load_settings())
-    evaluate(client, sample[:3], "m", pool=items)
+    evaluate(client, sample[:3], "claude-haiku-4-5", pool=items)
     sent = [body for path, body in offline_transport(client).requests if path.endswith("/v1/messages")]
-    assert sent == [build_request(i, items, "m") for i in sample[:3]]
+    assert sent == [build_request(i, items, "claude-haiku-4-5") for i in sample[:3]]
 
 
 @pytest.mark.slow

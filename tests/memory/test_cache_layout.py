@@ -14,7 +14,7 @@ from helpers.pricing import CostLedger, price_of
 from helpers.prompts import SCOUT_PERSONA
 
 FILLER = "What should we do near Griffith Park on day {i}, maybe something with a view?"
-HAIKU, SONNET = "claude-haiku-4-5", "claude-sonnet-4-5"
+HAIKU, SONNET = "claude-haiku-4-5", "claude-sonnet-4-6"
 # the trip chat's measured sizes: persona + summary ~200 tokens, one exchange (a question + a 150-token reply) ~180
 TRIP = {"base_tokens": 200, "exchange_tokens": 180, "summary_tokens": 300}
 # a persona with house rules, about 1,000 tokens: with it a 300-token window's prefix passes sonnet's 1,024

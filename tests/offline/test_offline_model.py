@@ -323,9 +323,9 @@ def test_summary_cap_drops_facts_unless_named_as_must_keep(client):
 
 def test_model_object_directly():
     model = OfflineModel(context_window=100)
-    out = model.create({"model": "m", "max_tokens": 30, "messages": [{"role": "user", "content": "My name is Bo."}]})
+    out = model.create({"model": MODEL, "max_tokens": 30, "messages": [{"role": "user", "content": "My name is Bo."}]})
     assert out["usage"]["input_tokens"] == model.count_tokens(
-        {"model": "m", "messages": [{"role": "user", "content": "My name is Bo."}]}
+        {"model": MODEL, "messages": [{"role": "user", "content": "My name is Bo."}]}
     )
 
 

@@ -71,7 +71,7 @@ def test_documented_minimums_and_the_doc_is_long_enough(client):
         min_cacheable_tokens("claude-haiku-4-5-20251001"),
         min_cacheable_tokens("claude-opus-4-5"),
         min_cacheable_tokens("claude-sonnet-4-5"),
-        min_cacheable_tokens("claude-3-5-haiku"),
+        min_cacheable_tokens("claude-3-5-haiku-20241022"),
     ) == (4096, 4096, 4096, 1024, 2048)
     assert MIN_CACHEABLE_TOKENS[LOW_MIN_MODEL] == 1024
     doc = client.messages.count_tokens(model=MODEL, messages=[{"role": "user", "content": DOC}]).input_tokens

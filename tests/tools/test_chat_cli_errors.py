@@ -258,7 +258,7 @@ BAD_SETTINGS = st.one_of(
     st.tuples(
         st.just("GTE_DB_NAME"),
         st.text(alphabet='ab./\\ "$', min_size=1, max_size=6).filter(
-            lambda s: s.strip() and any(c in s for c in './\\ "$')
+            lambda s: s.strip() and any(c in s.strip() for c in './\\ "$')  # settings strip outer spaces
         ),
     ),
     st.tuples(
