@@ -3,7 +3,7 @@
 Cache-aware bounded memory (BoundedMemory(cache_aware=True)) lets its window grow to a high mark, then folds it down
 to a low mark in one summary call; between two folds every request starts with the previous one, so its prefix can
 be read from the prompt cache. Whether that pays depends on the model: a prefix shorter than the model's minimum
-XX
+cacheable length is never cached (claude-haiku-4-5: 4,096 tokens; claude-sonnet-4-6: 1,024; helpers.offline's
 `min_cacheable_tokens`, from the docs), and a cache entry dies if the next turn comes later than its TTL.
 `choose_layout` picks the marks (and whether to send breakpoints, and which TTL) that this cost model says are
 cheapest per turn, for the model's prices (helpers.pricing) and minimum:
