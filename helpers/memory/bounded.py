@@ -41,7 +41,8 @@ class BoundedMemory(SessionCommit, SessionState, MemoryBase):
     breakpoints, so its prefix is read from the cache between folds. The marks, the breakpoints and their TTL
     are the layout helpers.memory.cache_layout chooses for the model: the budget's (high = `budget`, low =
     `low_water` x budget) when their prefix is cacheable, else a larger window whose prefix is, when the cost
-    model says that is cheaper at `pace_seconds` between turns (`cache_ttl`: force "5m" or "1h").
+    model says that is cheaper at `pace_seconds` between turns (`cache_ttl`: force "5m" or "1h";
+    `grow_to_cache=False`: keep the budget's marks, choose only breakpoints and TTL).
     The write path (commit an exchange, rebuild from the logs) is helpers/memory/commit.py; what `state()` shows
     and the token gauge, helpers/memory/state.py.
     """
@@ -72,6 +73,7 @@ class BoundedMemory(SessionCommit, SessionState, MemoryBase):
         low_water: float = 0.5,
         cache_ttl: str | None = None,
         pace_seconds: float = DEFAULT_PACE_SECONDS,
+        grow_to_cache: bool = True,
     ):
         self.turn_id: str | None = None  # the turn in flight (or the last one): settle_failed_turn goes by it
         super().__init__(
@@ -98,7 +100,7 @@ class BoundedMemory(SessionCommit, SessionState, MemoryBase):
             cache_control_for(cache_ttl)  # a ValueError naming the two TTLs
         if not isinstance(pace_seconds, (int, float)) or pace_seconds < 0:
             raise ValueError(f"pace_seconds is the expected time between turns, in seconds >= 0; got {pace_seconds!r}")
-        self.cache_ttl, self.pace_seconds = cache_ttl, float(pace_seconds)
+        self.cache_ttl, self.pace_seconds, self.grow_to_cache = cache_ttl, float(pace_seconds), grow_to_cache
         self.layout: CacheLayout | None = None  # the cache layout the last request or fold used (cache_aware)
         self.stats = {
             "turns": 0,
@@ -193,7 +195,7 @@ class BoundedMemory(SessionCommit, SessionState, MemoryBase):
                 ttl=self.cache_ttl,
                 max_fold_tokens=self.pending_max_tokens,
                 max_fold_messages=self.pending_max_count,
-                grow=getattr(self.retriever, "context_budget", None) is None,
+                grow=self.grow_to_cache and getattr(self.retriever, "context_budget", None) is None,
             )
         )
         return self.layout

@@ -110,6 +110,7 @@ def _bounded(
     low_water: float = 0.5,
     cache_ttl: str | None = None,
     pace_seconds: float = DEFAULT_PACE_SECONDS,
+    grow_to_cache: bool = True,
 ) -> Strategy:
     """Bounded memory (window + running summary); an in-memory store unless `store` is given."""
     return BoundedMemory(
@@ -128,6 +129,7 @@ def _bounded(
         low_water=low_water,
         cache_ttl=cache_ttl,
         pace_seconds=pace_seconds,
+        grow_to_cache=grow_to_cache,
     )
 
 

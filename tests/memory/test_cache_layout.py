@@ -60,6 +60,18 @@ def test_haiku_grows_its_window_until_the_prefix_after_a_fold_is_cacheable():
     assert TRIP["base_tokens"] + layout.low - TRIP["exchange_tokens"] >= 4096 > TRIP["base_tokens"] + 1000
     assert layout.high > 2000 and layout.high - layout.low + 2 * TRIP["exchange_tokens"] <= 4000  # one summary call
     assert layout.usd_per_turn < layout.plain_usd_per_turn  # chosen because the model says it is cheaper
+    kept = choose_layout(Conditions(HAIKU, budget=2000, low_water=0.5, grow=False, **TRIP))
+    assert (kept.low, kept.high, kept.breakpoints) == (1000, 2000, False)  # the budget's window: nothing to cache
+
+
+def test_grow_to_cache_false_keeps_the_budgets_marks(client, settings):
+    memory = bounded(client, settings, cache_aware=True, model=HAIKU, budget=2000, grow_to_cache=False)
+    layout = memory.cache_layout({"window": [], "base_tokens": 200})
+    assert (layout.low, layout.high, layout.breakpoints) == (1000, 2000, False)
+    grown = bounded(client, settings, cache_aware=True, model=HAIKU, budget=2000).cache_layout(
+        {"window": [], "base_tokens": 200}
+    )
+    assert grown.breakpoints and grown.low > 2000
 
 
 def test_a_small_minimum_model_keeps_the_budgets_window_when_its_prefix_is_cacheable():
