@@ -135,20 +135,13 @@ def lab(extra: list[str] | None = None) -> None:
     if this session started it. Extra arguments go to `jupyter lab` (e.g. --port=8899 --no-browser)."""
     setup()
     print(
-        "Opening JupyterLab at the repository root on notebooks/01 - offline model unless .env sets ANTHROPIC_API_KEY."
+        "Opening JupyterLab at the repository root on notebooks/01 - offline model unless .env sets ANTHROPIC_API_KEY.\n"
+        "With --no-browser, open the URL JupyterLab prints below: it carries the login token (?token=...) and lands on "
+        "notebook 01; `.venv/bin/jupyter server list` prints it again."
     )
     as_root = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []  # containers run as root
     server_was_running = _store("status") == 0
-    cmd = [
-        str(BIN / "jupyter"),
-        "lab",
-        f"--ServerApp.root_dir={ROOT}",
-        "--ContentsManager.allow_hidden=True",  # README's link to .env.example opens
-        f"--ContentsManager.post_save_hook={SAVE_HOOK}",  # a saved run leaves git status clean
-        *as_root,
-        *(extra or []),
-        FIRST_NOTEBOOK,
-    ]
+    cmd = lab_command(extra, as_root)
     # JupyterLab ignores SIGHUP (a closed terminal reaches the whole process group): this process hears it and
     # asks JupyterLab to stop cleanly, exactly as for SIGTERM, so no kernel and no server is left behind.
     child_setup = (lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN)) if hasattr(signal, "SIGHUP") else None
@@ -171,6 +164,23 @@ def lab(extra: list[str] | None = None) -> None:
             signal.signal(sig, handler)
         if not server_was_running and _store("status") == 0:
             _store("stop")
+
+
+def lab_command(extra: list[str] | None = None, as_root: list[str] | None = None) -> list[str]:
+    """The `jupyter lab` command: the repository as its root, notebook 01 open in the browser it starts, and the same
+    notebook as its default URL, so the URL it prints (token included) lands on 01 with `--no-browser` too, not on
+    the Launcher."""
+    return [
+        str(BIN / "jupyter"),
+        "lab",
+        f"--ServerApp.root_dir={ROOT}",
+        f"--LabApp.default_url=/lab/tree/{FIRST_NOTEBOOK}",
+        "--ContentsManager.allow_hidden=True",  # README's link to .env.example opens
+        f"--ContentsManager.post_save_hook={SAVE_HOOK}",  # a saved run leaves git status clean
+        *(as_root or []),
+        *(extra or []),
+        FIRST_NOTEBOOK,
+    ]
 
 
 def workers(cpus: int | None = None) -> int:

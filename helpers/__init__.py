@@ -4,7 +4,7 @@ Three wings. Each module's first docstring line names the notebook section that 
 or says it is plumbing ("Plumbing:") or a tool ("Tools:"); `tests/test_layout.py` checks that the map, the
 docstrings and the folders agree.
 
-THE TAUGHT CORE, in notebook order (read these):
+THE TAUGHT CORE, in notebook order (read these; "further/NN" is a going-further notebook, notebooks/further/):
 
     01  config.py               every setting, from the environment and .env
         llm.py                  the client: the real anthropic SDK, live or offline
@@ -16,33 +16,34 @@ THE TAUGHT CORE, in notebook order (read these):
         pricing.py              prices, cost_of and the CostLedger
         memory/caching.py       prompt-cache breakpoints; CachedHistoryMemory (the history list, cached)
         sim/                    scripts.py (the scripted trip chat), strategies.py (the strategy table),
-                                simulate.py (the simulator), plots.py (the plots of 03, 04 and 07)
+                                simulate.py (the simulator), plots.py (the plots of 03, 04 and further/02, 06)
     04  prompts.py              every prompt the helpers send, the block tags and their one sanitiser
         memory/window.py        trim by whole exchanges to a token budget
         memory/summary.py       the rolling summary merge
         memory/retention.py     the facts stated in dropped turns, and does each survive in the summary?
         memory/structured.py    model output through a forced, schema-checked tool call
         memory/retriever.py     the hook a later stage plugs into a bounded turn (the protocol)
-        memory/pending.py       fold dropped turns into the summary within a bound, never losing one
+        memory/pending.py       fold dropped turns into the summary within a bound, never losing one (further/03)
         memory/fold.py          the session bookkeeping of a summary fold
         memory/commit.py        commit an exchange under the version guard; rebuild from the logs
         memory/state.py         the session as the next turn sees it (`--show-state`) and the token gauge
         memory/bounded.py       BoundedMemory: window + summary in MongoDB, resumable
         memory/cache_layout.py  cache-aware marks per model: a larger window where only it is cacheable (cost model)
     05  memory/facts.py         per-user facts: dedup, superseded instead of deleted
-        memory/facts_worker.py  extraction in a background worker, and its latency
+        memory/facts_worker.py  extraction in a background worker, and its latency (further/04)
         memory/long_term.py     LongTermMemory, the retriever BoundedMemory takes; VectorMemory
-        memory/forget.py        forget_user: erase one user in every collection (`--forget-user`)
+        memory/forget.py        forget_user: erase one user in every collection (`--forget-user`; further/04)
         retrieval/              embeddings.py (MiniLM in numpy via minilm.py, or Voyage), schema.py (the memory
                                 document, the turn unit), bm25.py, ranking.py (rrf, cosine top-k), index.py (MemoryIndex:
                                 the per-user cache, search; writes.py: store memories, index turns; lookups.py: by
                                 hash, source or nearest vector),
                                 inject.py (the one injector: the dated memory block, packing by value per
                                 token); cache.py and atlas.py are plumbing
-    06  memory/budget.py        one context budget shared by window, summary and memories
+    06  (the capstone: the learner's own turn(), scored against VectorMemory)
+    further/05 (long conversations):
+        memory/budget.py        one context budget shared by window, summary and memories
         memory/transcript.py    read a dated transcript; memory/importer.py imports it (`--import`)
         retrieval/names.py      the people of a conversation as a filter, not search words (MemoryIndex.search)
-    07  (composes the above)
 
 PLUMBING you can skip (first docstring line "Plumbing:"):
 

@@ -4,7 +4,7 @@
 - no import cycle between helpers modules, counting imports inside functions (a lazy import that dodges a
   cycle is still a cycle); only `if TYPE_CHECKING:` imports, which never run, are left out;
 - no `noqa: E402` (mid-file imports);
-- every `../helpers/...` link in a notebook points at a file or folder that exists;
+- every link from a notebook (core or going further) into helpers/ points at a file that exists, never a folder;
 - every module's first docstring line names the notebook(s) and section that teach it
   ("Taught in 04_bounded_memory_mongodb, section 'The window trims by whole exchanges'.", also
   `Taught in 04_x, "Section".` or "Plumbing for 05_x, section '…'") or is marked "Plumbing:"; each named notebook
@@ -26,13 +26,13 @@ ROOT = Path(__file__).resolve().parent.parent
 HELPERS = ROOT / "helpers"
 NOTEBOOKS = ROOT / "notebooks"
 MAX_LINES = 400
-NOTEBOOK = r"\d\d_[A-Za-z0-9_]+?(?:\.ipynb)?"
+NOTEBOOK = r"(?:further/)?\d\d_[A-Za-z0-9_]+?(?:\.ipynb)?"  # a core lesson, or further/NN_x for a going-further one
 # "Taught in 04_x, section 'S'." / "Taught in 01_a and 02_b, "S"." / "Plumbing for 05_x, section 'S'."
 TAUGHT = re.compile(
     rf"(?P<kind>Taught in|Plumbing for|Tools for) (?P<notebooks>{NOTEBOOK}(?: and {NOTEBOOK})*),? (?:section )?"
     r"(?P<q>['\"])(?P<section>.+?)(?P=q)\.?(?:\"\"\")?\s*$"
 )
-LINK = re.compile(r"\]\((\.\./helpers/[^)#\s]*)")
+LINK = re.compile(r"\]\(((?:\.\./)+helpers/[^)#\s]*)")
 
 
 def _modules() -> list[Path]:
@@ -62,6 +62,15 @@ def _notebook_cells(path: Path) -> list[dict]:
 
 def _markdown(path: Path) -> list[str]:
     return ["".join(c["source"]) for c in _notebook_cells(path) if c["cell_type"] == "markdown"]
+
+
+def _notebooks() -> list[Path]:
+    """Every notebook: the core lessons and the going-further ones (notebooks/further/)."""
+    return sorted(NOTEBOOKS.glob("*.ipynb")) + sorted((NOTEBOOKS / "further").glob("*.ipynb"))
+
+
+def _nb_name(path: Path) -> str:
+    return path.relative_to(NOTEBOOKS).as_posix()
 
 
 # --- (a) size ---------------------------------------------------------------------------------------------
@@ -206,25 +215,32 @@ def test_no_noqa_e402_in_helpers() -> None:
 
 
 def _links() -> list[tuple[str, str]]:
-    return [
-        (nb.name, link)
-        for nb in sorted(NOTEBOOKS.glob("*.ipynb"))
-        for text in _markdown(nb)
-        for link in LINK.findall(text)
-    ]
+    """(notebook, link as written) for every link into helpers/."""
+    return [(_nb_name(nb), link) for nb in _notebooks() for text in _markdown(nb) for link in LINK.findall(text)]
+
+
+def _normal(path: Path) -> str:
+    """The repository path a notebook's link points at ("../../helpers/x.py" from further/ is "helpers/x.py")."""
+    parts: list[str] = []
+    for part in path.relative_to(ROOT).parts:
+        if part == "..":
+            parts.pop()
+        elif part != ".":
+            parts.append(part)
+    return "/".join(parts) + ("/" if str(path).endswith("/") else "")
 
 
 def test_notebooks_link_helpers() -> None:
     """The link check below has something to check: every notebook links at least one helper file."""
     linked = {nb for nb, _ in _links()}
-    assert linked == {nb.name for nb in NOTEBOOKS.glob("*.ipynb")}
+    assert linked == {_nb_name(nb) for nb in _notebooks()}
 
 
 @pytest.mark.parametrize("notebook,link", _links(), ids=lambda x: str(x))
 def test_notebook_link_exists(notebook: str, link: str) -> None:
-    target = (NOTEBOOKS / link).resolve()
+    target = (NOTEBOOKS / notebook).parent / link
     assert target.exists(), f"{notebook} links {link}, which does not exist"
-    assert target.is_dir() == link.endswith("/"), f"{notebook}: {link} (a folder link ends with '/', a file's not)"
+    assert target.is_file(), f"{notebook} links the folder {link}: JupyterLab opens an error dialog; link a file"
 
 
 # --- (e) docstrings name the section that teaches them, and the notebook links back -------------------------
@@ -256,19 +272,21 @@ def test_docstring_names_its_notebook_section_or_plumbing(path: Path) -> None:
         f'marked "Plumbing:"; it is {first!r}'
     )
     rel = path.relative_to(HELPERS)
-    accepted = {f"../helpers/{rel.as_posix()}"} | {
-        f"../helpers/{Path(*rel.parts[:i]).as_posix()}/" for i in range(1, len(rel.parts))
-    }
+    accepted = {f"helpers/{rel.as_posix()}"}
     if path.name == "__init__.py":  # a package is linked by any link into its folder
-        accepted |= {link for _, link in _links() if link.startswith(f"../helpers/{rel.parent.as_posix()}/")}
+        accepted |= {
+            _normal((NOTEBOOKS / nb).parent / link)
+            for nb, link in _links()
+            if _normal((NOTEBOOKS / nb).parent / link).startswith(f"helpers/{rel.parent.as_posix()}/")
+        }
     for name in m["notebooks"].split(" and "):
         notebook = NOTEBOOKS / (name if name.endswith(".ipynb") else f"{name}.ipynb")
-        assert notebook.exists(), f"{_rel(path)} names {notebook.name}, which does not exist"
+        assert notebook.exists(), f"{_rel(path)} names {_nb_name(notebook)}, which does not exist"
         assert m["section"] in _headings(notebook), (
-            f"{_rel(path)} names section {m['section']!r}, not a heading of {notebook.name}"
+            f"{_rel(path)} names section {m['section']!r}, not a heading of {_nb_name(notebook)}"
         )
-        links = {link for nb, link in _links() if nb == notebook.name}
-        assert links & accepted, f"{notebook.name} never links back to {_rel(path)} (any of {sorted(accepted)})"
+        links = {_normal((NOTEBOOKS / nb).parent / link) for nb, link in _links() if nb == _nb_name(notebook)}
+        assert links & accepted, f"{_nb_name(notebook)} never links back to {_rel(path)} (any of {sorted(accepted)})"
 
 
 @pytest.mark.parametrize(
@@ -288,6 +306,11 @@ def test_docstring_names_its_notebook_section_or_plumbing(path: Path) -> None:
             "Atlas. Plumbing for 05_vector_memory, section 'Extraction → storage → retrieval → injection'.",
             "05_vector_memory",
             "Extraction → storage → retrieval → injection",
+        ),
+        (
+            "Forget. Taught in further/04_memory_in_production, section 'Forget me'.",
+            "further/04_memory_in_production",
+            "Forget me",
         ),
         ("Memory strategies. Taught in 01–05.", None, None),
         ("Summary. Taught in 04_bounded_memory_mongodb.", None, None),
@@ -393,7 +416,10 @@ def test_module_is_in_the_map_under_its_wing(path: Path) -> None:
 def _notebook_of(path: Path) -> int | None:
     """The first notebook that teaches (or uses) a module, from its first docstring line."""
     m = TAUGHT.search(_first_doc_line(path))
-    return int(m["notebooks"][:2]) if m else None
+    if not m:
+        return None
+    first = m["notebooks"].split(" and ")[0]
+    return None if first.startswith("further/") else int(first[:2])  # going further: depth on any lesson
 
 
 def _graph() -> tuple[dict[str, Path], dict[str, set[str]]]:

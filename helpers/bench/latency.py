@@ -1,4 +1,4 @@
-"""Search latency at 10,000 memories: the data and timing behind `python -m helpers.bench retrieval`. Tools for 05_vector_memory, section 'Which retrieval wins? Measure it'."""
+"""Search latency at 10,000 memories: the data and timing behind `python -m helpers.bench retrieval`. Tools for further/04_memory_in_production, section 'Which retrieval wins? Measure it'."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The `overhead` benchmark: memory-layer ms and DB round trips per bounded turn, model time excluded. Tools for 04_bounded_memory_mongodb, "Flat cost per turn"."""
+"""The `overhead` benchmark: memory-layer ms and DB round trips per bounded turn, model time excluded. Tools for further/03_summary_internals, "What the helpers add"."""
 
 from __future__ import annotations
 

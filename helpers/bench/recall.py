@@ -1,4 +1,4 @@
-"""The `recall` benchmark: recall of planted facts and details, and memory tokens per question, per memory design. Tools for 05_vector_memory, "Which retrieval wins? Measure it"."""
+"""The `recall` benchmark: recall of planted facts and details, and memory tokens per question, per memory design. Tools for further/04_memory_in_production, "Which retrieval wins? Measure it"."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Results files the benchmarks write (docs/results/*.json): load one, and read a recall table with n and intervals. Tools for 06_long_conversations, "Long conversations, measured".
+"""Results files the benchmarks write (docs/results/*.json): load one, and read a recall table with n and intervals. Tools for further/05_long_conversations, "Long conversations, measured".
 
 A notebook never types a result in: it loads the file a benchmark wrote (with its provenance: command, commit,
 data, date, offline/live) and prints the table from it; `tests/bench/test_results_files.py` checks each file is
@@ -20,6 +20,7 @@ __all__ = [
     "interval",
     "recall_rows",
     "paired_difference",
+    "paired_difference_by",
     "format_recall_rows",
 ]
 
@@ -102,6 +103,20 @@ def paired_difference(part: dict, a: str, b: str, budget: int) -> dict:
         "high": mean + half,
         "n": len(diffs),
     }
+
+
+def paired_difference_by(part: dict, a: str, b: str, budget: int, key: str = "user") -> dict[str, float]:
+    """Recall of `a` minus `b` at `budget`, per group of questions (`key` of each question's details: "user" is the
+    conversation). Questions of one conversation are not independent, so a gap that holds in every conversation is
+    a different claim from an interval over the pooled questions: report both, with the number of groups."""
+    rows = {(r["method"], r["budget"]): r for r in part["rows"]}
+    groups: dict[str, list[float]] = {}
+    second = {(d["user"], d["qid"]): d for d in rows[(b, budget)]["details"]}
+    for d in rows[(a, budget)]["details"]:
+        other = second.get((d["user"], d["qid"]))
+        if other is not None:
+            groups.setdefault(str(d[key]), []).append(d["recalled"] - other["recalled"])
+    return {group: sum(diffs) / len(diffs) for group, diffs in sorted(groups.items())}
 
 
 def format_recall_rows(rows: list[dict], names: dict[str, str] | None = None) -> str:

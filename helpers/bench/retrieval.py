@@ -1,4 +1,4 @@
-"""The `retrieval` benchmark: search latency at N memories per user (vector, BM25, hybrid). Tools for 05_vector_memory, "Which retrieval wins? Measure it"."""
+"""The `retrieval` benchmark: search latency at N memories per user (vector, BM25, hybrid). Tools for further/04_memory_in_production, "Which retrieval wins? Measure it"."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""One context budget shared by window, summary and retrieved memories, allocated by evidence. Taught in 06_long_conversations, section 'One context budget, split by evidence'.
+"""One context budget shared by window, summary and retrieved memories, allocated by evidence. Taught in further/05_long_conversations, section 'One context budget, split by evidence'.
 
 The policy, in order:
 1. The newest exchange of the window is always sent (even when it alone is over the budget).

@@ -1,4 +1,4 @@
-"""`FactWorker` and its latency. Taught in 05_vector_memory, section 'Latency: extract inline or in the background'.
+"""`FactWorker` and its latency. Taught in further/04_memory_in_production, section 'Latency: extract inline or in the background'.
 
 `helpers.memory.facts` re-exports everything here.
 """

@@ -1,4 +1,4 @@
-"""Forget a user everywhere: memories, facts, logs, sessions and the index's cache. Taught in 05_vector_memory, section 'Forget me'.
+"""Forget a user everywhere: memories, facts, logs, sessions and the index's cache. Taught in further/04_memory_in_production, section 'Forget me'.
 
 `forget_user(store, user_id)` is the one call behind "delete everything you know about me" and the terminal
 chat's `--forget-user`. It deletes the user's documents from *every* collection of the store's database (not a

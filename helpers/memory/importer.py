@@ -1,4 +1,4 @@
-"""`--import`: append an existing (dated) transcript to a session without chat-model calls. Taught in 06_long_conversations, section 'One context budget, split by evidence'.
+"""`--import`: append an existing (dated) transcript to a session without chat-model calls. Taught in further/05_long_conversations, section 'One context budget, split by evidence'.
 
 `import_turns(memory, turns)` serves both stages. A bounded memory takes the turns one exchange at a time
 (logs written, window trimmed, summary maintained). A memory with a long-term retriever imports in one batch

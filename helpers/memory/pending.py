@@ -1,4 +1,4 @@
-"""Fold pending turns into the summary within a bound; what cannot be folded is marked unsummarised. Taught in 04_bounded_memory_mongodb, section 'Build it yourself: trim and merge'."""
+"""Fold pending turns into the summary within a bound; what cannot be folded is marked unsummarised. Taught in further/03_summary_internals, section 'What the helpers add'."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Read a dated chat transcript (JSONL) for `--import`: turns keep their time and their conversation. Taught in 06_long_conversations, section 'Dated turns'.
+"""Read a dated chat transcript (JSONL) for `--import`: turns keep their time and their conversation. Taught in further/05_long_conversations, section 'Dated turns'.
 
 One JSON object per line: `{"role": "user"|"assistant", "content": ..., "ts": "2023-05-08T13:56:00"}`;
 `ts` (ISO 8601, or a plain date such as "8 May, 2023") and `speaker` (a name) are optional. A line

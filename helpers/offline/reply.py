@@ -54,14 +54,14 @@ def persona(system: str) -> tuple[str | None, str]:
     return None, (m.group("role").strip() if m else "assistant")
 
 
-def stand_in_note(system: str) -> str:
-    """The one sentence for a question about the world: what this stand-in is and what it knows. A real model
-    would answer from what it learned; this one only reads the request, and says so instead of inventing advice."""
-    name, role = persona(system)
-    m = re.search(r"\b(?:to|in|of|around) ((?:[A-Z][a-z]+ ?){1,3})", role)
-    world = f"{m.group(1).strip()} itself" if m else "the world outside them"
+def stand_in_note(system: str, *, asked: bool = True) -> str:
+    """The one sentence for a question about the world (`asked`) or for small talk: what this stand-in is and what
+    it knows. A real model would answer from what it learned; this one only reads the request, and says so instead
+    of inventing advice. Generic on purpose: it names no place, person or thing the user did not mention."""
+    name, _role = persona(system)
     who = f"{name} here, played by the offline stand-in model" if name else "I'm the offline stand-in model"
-    return f"{who}: I only know what this conversation and its memories hold, not {world}."
+    rest = "and nothing in them answers that" if asked else "so I have nothing to add"
+    return f"{who}: I only know what this conversation and its memories hold, {rest}."
 
 
 _ABOUT_THE_CONVERSATION = re.compile(
@@ -154,7 +154,7 @@ def chat_reply(system: str, messages: list[tuple[str, str]]) -> str:
         if told or requested:
             parts.append(f"{name} will keep that in mind." if name else "I'll keep that in mind.")
         else:
-            parts.append(stand_in_note(system))
+            parts.append(stand_in_note(system, asked=False))
     elif told and not asked:
         name, _ = persona(system)
         if name:

@@ -1,4 +1,4 @@
-"""BM25 tokens and scores. Taught in 05_vector_memory, section 'Which retrieval wins? Measure it'.
+"""BM25 tokens and scores. Taught in 05_vector_memory, section 'Build it yourself: cosine ranking and RRF'.
 
 BM25 (Robertson & Zaragoza 2009) scores a document for a query by the query's words it contains:
 rare words (high idf) count more, repeats count with diminishing returns (k1), and long documents

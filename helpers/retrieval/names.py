@@ -1,4 +1,4 @@
-"""Who is asked about: the people of an imported conversation are a filter, not search words. Taught in 06_long_conversations, section 'Whose turn holds the answer'.
+"""Who is asked about: the people of an imported conversation are a filter, not search words. Taught in further/05_long_conversations, section 'Whose turn holds the answer'.
 
 In a conversation between two named people ("Caroline: …", "Melanie: …"), nearly every question names one
 of them ("What did Caroline research?"). Every memory is about one of them too, so the name tells the

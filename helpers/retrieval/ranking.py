@@ -1,4 +1,4 @@
-"""Cosine top-k, `rrf` and the recency weight. Taught in 05_vector_memory, section 'Which retrieval wins? Measure it'.
+"""Cosine top-k, `rrf` and the recency weight. Taught in 05_vector_memory, section 'Build it yourself: cosine ranking and RRF'.
 
 Pure functions over numbers and lists: no database, no model. `MemoryIndex.search` composes them.
 """

@@ -85,8 +85,10 @@ def test_newest_statement_wins(client):
 def test_persona_is_honoured_and_never_called_claude(client):
     reply = text(ask(client, "Any good beaches for sunset?", prompts.SCOUT_PERSONA))
     assert "stand-in" in reply
-    assert reply.startswith("Scout here") and "Los Angeles" in reply
+    assert reply.startswith("Scout here") and "Los Angeles" not in reply  # names no city the user never mentioned
     assert "claude" not in reply.lower()
+    small_talk = text(ask(client, "Thanks, that was fun!", prompts.SCOUT_PERSONA))
+    assert small_talk.startswith("Scout here") and "nothing to add" in small_talk and "Los Angeles" not in small_talk
     plain = text(ask(client, "Any good beaches for sunset?"))
     assert "claude" not in plain.lower() and "Scout" not in plain
 

@@ -369,7 +369,9 @@ def test_gauge_html_scales_to_the_budget():
     # a round scale past the budget: the budget line inside the bar, labelled, with 0 and the scale at the ends
     scale = re.search(r'right:0">([\d,]+) tokens<', html)
     assert scale and int(scale[1].replace(",", "")) == 200 and ">0</span>" in html
-    assert "left:75.00%" in html and "right:25.00%" in html and "window budget 150 ┐</span>" in html
+    # the line sits after the fixed parts (at 150) but is labelled with the one budget the legend states (80)
+    assert "left:75.00%" in html and "right:25.00%" in html and "window budget 80 ┐</span>" in html
+    assert "150" not in re.sub(r"<[^>]+>", " ", html)  # no second "budget" figure anywhere in the text
     assert "system ?" in gauge_html({"system": None, "summary": 0, "memories": 0, "window": 0, "budget": None})
 
 
@@ -553,3 +555,51 @@ def test_your_turn_chat_brings_an_early_fact_back_through_retrieval_not_the_summ
         f"{state['ranked']} ranked, {state['above_floor']} at or above the floor {floor:.2f}, "
         f"{len(result.retrieved)} sent"
     ) in w.retrieved_view.value
+
+
+def test_gauge_scale_stays_put_between_turns_and_grows_only_when_needed(client, settings):
+    """Issue 32: the gauge's scale jumped between turns (it followed each turn's total). The widget keeps one scale
+    from turn to turn and grows it only when a request no longer fits."""
+    from helpers.tools.widget.render import gauge_scale
+
+    small = {"system": 50, "summary": 0, "memories": 0, "window": 10, "budget": 80}
+    grown = {"system": 50, "summary": 60, "memories": 0, "window": 40, "budget": 80}
+    first = gauge_scale(small)
+    assert gauge_scale(small, first) == first and gauge_scale(grown, first) >= first
+    assert gauge_scale(small, gauge_scale(grown)) == gauge_scale(grown)  # never shrinks back
+    w = ChatWidget(bounded(client, settings, budget=80))
+    scales = []
+    for text in [FACT, "I live in Portland.", "Any tacos nearby?", "What about museums?", "What is my name?"]:
+        w.send(text)
+        scales.append(int(re.search(r'right:0">([\d,]+) tokens<', w.gauge_view.value)[1].replace(",", "")))
+    assert scales == sorted(scales) and len(set(scales)) <= 2, scales
+
+
+def test_a_known_question_is_marked_answer_in_request_yes_or_no(client, settings):
+    memory = bounded(client, settings, budget=500)
+    w = ChatWidget(memory, answers={"What is my favorite color?": "teal", "Where is my cat?": "under the bed"})
+    w.send(FACT)
+    assert w.answer_check is None and w.answer_view.value == ""  # not a known question: no marker
+    w.send("what is my favorite colour?".replace("colour", "color"))  # matched in any case
+    assert w.answer_check == {"question": "What is my favorite color?", "answer": "teal", "in_request": True}
+    assert "gte-answer-yes" in w.answer_view.value and "answer in request: <b>yes</b>" in w.answer_view.value
+    w.send("Where is my cat?")
+    assert w.answer_check["in_request"] is False and "gte-answer-no" in w.answer_view.value
+    with pytest.raises(TypeError, match="answers must map"):
+        ChatWidget(memory, answers={"q": 3})
+
+
+def test_forget_me_erases_the_user_and_says_what_it_does_not_reach(client, settings):
+    memory = bounded(client, settings, budget=80)
+    other = BoundedMemory(client, settings, store=memory.store, user_id="u2", session_id="s1")
+    other.turn("I live in Lisbon.")
+    w = ChatWidget(memory)
+    assert w.forget_button.layout.display is None and "gte-forget" in w.forget_button._dom_classes
+    for text in SCRIPT:
+        w.send(text)
+    erased = w.forget()
+    assert erased["total"] > 0 and memory.store.db["logs"].count_documents({"user_id": "u1"}) == 0
+    assert memory.store.db["logs"].count_documents({"user_id": "u2"}) == 2  # another user untouched
+    assert "Forgot u1" in w.lines[-1][1] and "oplog" in w.lines[-1][1] and w.memory.state()["log_count"] == 0
+    plain = ChatWidget(HistoryMemory(client, settings))
+    assert plain.forget_button.layout.display == "none" and plain.forget() is None  # nothing kept per user

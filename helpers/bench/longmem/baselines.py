@@ -1,4 +1,4 @@
-"""Long-conversation benchmark: the raw-turn methods (the whole transcript; the last, BM25, embedding and hybrid best turns that fit a budget). Tools for 06_long_conversations, section 'One context budget, split by evidence'.
+"""Long-conversation benchmark: the raw-turn methods (the whole transcript; the last, BM25, embedding and hybrid best turns that fit a budget). Tools for further/05_long_conversations, section 'One context budget, split by evidence'.
 
 Each builds a question's request from the dated transcript alone, at the same total token budget as the project's
 stages (system + turns + question, as counted by the model's count_tokens — the offline BPE without a key):

@@ -1,4 +1,4 @@
-"""The `longmem` benchmark command: recall vs raw-turn baselines on long dated conversations, per token budget. Tools for 06_long_conversations, "Long conversations, measured"."""
+"""The `longmem` benchmark command: recall vs raw-turn baselines on long dated conversations, per token budget. Tools for further/05_long_conversations, "Long conversations, measured"."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The relevance floor, chosen on tuning data: recall of the vector stage at several cosine floors, one import. Tools for 06_long_conversations, section 'One context budget, split by evidence'.
+"""The relevance floor, chosen on tuning data: recall of the vector stage at several cosine floors, one import. Tools for further/05_long_conversations, section 'One context budget, split by evidence'.
 
 `python -m helpers.bench floor [--data LOCOMO.json] [--split tune] [--budget 2000] [--floors -1,0,0.05,...]`
 imports each conversation of the split once (helpers.bench.longmem.split_study.imported), then builds every

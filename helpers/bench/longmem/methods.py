@@ -1,4 +1,4 @@
-"""Long-conversation benchmark: answer-in-request recall and tokens per question, project stages against raw-turn baselines. Tools for 06_long_conversations, section 'One context budget, split by evidence'.
+"""Long-conversation benchmark: answer-in-request recall and tokens per question, project stages against raw-turn baselines. Tools for further/05_long_conversations, section 'One context budget, split by evidence'.
 
 `python -m helpers.bench longmem [--split tune|report|all] [--budgets 1000,2000,4000] [--json]` runs, in one
 process and at the same total token budgets (system + memories + window + question, as counted by the

@@ -1,4 +1,4 @@
-"""Recall against the budget split: import a long conversation once, then score many allocation policies. Tools for 06_long_conversations, section 'One context budget, split by evidence'.
+"""Recall against the budget split: import a long conversation once, then score many allocation policies. Tools for further/05_long_conversations, section 'One context budget, split by evidence'.
 
 Used to choose `BudgetPolicy` / `Packing` on the tuning half of `python -m helpers.bench longmem`
 (never on the report half) and to draw notebook 05's plot of recall against memories' share.

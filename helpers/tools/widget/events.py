@@ -1,27 +1,38 @@
-"""The live chat widget over any memory strategy: events, threads and the send path. Tools for 07_elephant, "A scripted demo, through the widget".
+"""The live chat widget over any memory strategy: events, threads and the send path. Tools for 06_elephant, "Chat with the elephant".
 
 `ChatWidget(memory)` is a thin wrapper with no memory logic of its own: every message goes through
 `memory.turn(text)` and the side panel is redrawn from `memory.state()` after every turn (the HTML comes
 from helpers.tools.widget.render). `send(text)` runs the same code path as the Send button, so a notebook can
-script a demo and assert on it. CSS classes `gte-chat`, `gte-log`, `gte-input`, `gte-send` name its parts.
+script a demo and assert on it. Given `answers` ({question: expected answer}), a turn asking one of those
+questions is marked "answer in request: yes/no" (`answer_check`): whether memory put the answer where the model
+could read it, whatever the model then said. `forget()` (the Forget me button) erases the memory's user in every
+collection (helpers.memory.forget). CSS classes `gte-chat`, `gte-log`, `gte-input`, `gte-send`, `gte-forget` and
+`gte-answer` name its parts.
 """
 
 from __future__ import annotations
 
 import asyncio
 import html
+import re
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import ipywidgets as widgets
 
+from helpers.bench.scoring import answer_in_request
 from helpers.llm import mode_line
 from helpers.memory import EmptyMessageError, TurnError, TurnResult
+from helpers.memory.forget import forget_user
 from helpers.pricing import CostLedger, cost_of
 from helpers.tools.widget.render import (
     MUTED,
+    answer_html,
     cost_html,
+    gauge_of,
     gauge_panel_html,
+    gauge_scale,
     log_html,
     retrieved_html,
     state_error_html,
@@ -39,13 +50,25 @@ SETTLE_S = 0.2
 SETTLE_MAX_S = 2.0
 
 
+def _question_key(text: str) -> str:
+    """A question as the known-answer table matches it: lower case, words only."""
+    return " ".join(re.findall(r"[\w'-]+", text.lower()))
+
+
 class ChatWidget(widgets.VBox):
     """Chat with a memory strategy in the notebook; the side panel shows what the next request will carry."""
 
-    def __init__(self, memory: Any, *, title: str | None = None, **kwargs: Any):
+    def __init__(
+        self, memory: Any, *, title: str | None = None, answers: Mapping[str, str] | None = None, **kwargs: Any
+    ):
         if not callable(getattr(memory, "turn", None)) or not callable(getattr(memory, "state", None)):
             raise TypeError(f"{type(memory).__name__} is not a memory: ChatWidget needs turn(text) and state()")
+        if answers is not None and not all(isinstance(k, str) and isinstance(v, str) for k, v in answers.items()):
+            raise TypeError("answers must map each known question (str) to its expected answer (str)")
         self.memory = memory
+        self.answers = {_question_key(q): (q, a) for q, a in (answers or {}).items()}
+        self.answer_check: dict | None = None  # the last turn's known-answer verdict, if it asked a known question
+        self._gauge_scale: int | None = None  # the gauge's scale: kept from turn to turn, grown only when needed
         self.lines: list[tuple[str, str]] = []  # (role, text) shown in the log
         self.last_result: TurnResult | None = None
         self.last_error: BaseException | None = None
@@ -71,6 +94,13 @@ class ChatWidget(widgets.VBox):
             description="Send", button_style="primary", icon="paper-plane", layout=widgets.Layout(width="90px")
         )
         self.status = widgets.HTML()
+        self.answer_view = widgets.HTML(layout=widgets.Layout(width="100%", margin="0"))
+        self.forget_button = widgets.Button(
+            description="Forget me", button_style="danger", icon="trash", layout=widgets.Layout(width="110px")
+        )
+        self.forget_button.on_click(lambda _button: self.forget())
+        per_user = getattr(memory, "store", None) is not None and bool(getattr(memory, "user_id", None))
+        self.forget_button.layout.display = None if per_user else "none"  # only a memory kept per user
         self.summary_view = widgets.HTML(layout=widgets.Layout(width="100%", margin="0"))
         self.window_view = widgets.HTML(layout=widgets.Layout(width="100%", margin="0"))
         self.gauge_view = widgets.HTML(layout=widgets.Layout(width="100%", margin="0"))
@@ -81,6 +111,8 @@ class ChatWidget(widgets.VBox):
             (self.input, "gte-input"),
             (self.send_button, "gte-send"),
             (self.status, "gte-status"),
+            (self.answer_view, "gte-answer"),
+            (self.forget_button, "gte-forget"),
             (self.summary_view, "gte-summary"),
             (self.window_view, "gte-window"),
             (self.gauge_view, "gte-gauge"),
@@ -100,7 +132,12 @@ class ChatWidget(widgets.VBox):
         # Flex items that may shrink (min_width 0) and wrap: the side panel moves below the chat in a narrow
         # cell instead of being clipped at the cell's edge.
         left = widgets.VBox(
-            [self.log_view, widgets.HBox([self.input, self.send_button]), self.status],
+            [
+                self.log_view,
+                widgets.HBox([self.input, self.send_button, self.forget_button]),
+                self.answer_view,
+                self.status,
+            ],
             layout=widgets.Layout(flex="3 1 340px", min_width="0", padding="0 8px 0 0"),
         )
         right = widgets.VBox(
@@ -197,15 +234,65 @@ class ChatWidget(widgets.VBox):
             return None
         self.last_result = result
         self._add("assistant", result.reply)
+        self._check_answer(text, result)
         if self.input.value == text:
             self.input.value = ""
         self._record_cost(result, ledger, seen)
         self.refresh()
         return result
 
+    def _check_answer(self, text: str, result: TurnResult) -> None:
+        """A known question: was its answer in the request? (the marker under the chat)."""
+        known = self.answers.get(_question_key(text))
+        self.answer_check = (
+            None
+            if known is None
+            else {
+                "question": known[0],
+                "answer": known[1],
+                "in_request": bool(answer_in_request(result.request, known[1])),
+            }
+        )
+        self.answer_view.value = answer_html(self.answer_check)
+
+    def forget(self) -> dict | None:
+        """Erase this memory's user everywhere (the Forget me button); returns what was deleted, or None."""
+        store, user_id = getattr(self.memory, "store", None), getattr(self.memory, "user_id", None)
+        if self._busy:
+            self._add("notice", "Still answering the previous message — wait for it, then forget.")
+            return None
+        if store is None or not user_id:
+            self._add("notice", "This memory keeps nothing per user: there is nothing to forget.")
+            return None
+        try:
+            erased = forget_user(store, user_id, memories=[self.memory])
+        except Exception as err:  # never let a callback crash: say what failed
+            self.last_error = err
+            self._add("error", f"Could not forget {user_id}: {type(err).__name__}: {err}")
+            return None
+        self.answer_check, self.answer_view.value = None, ""
+        self._add(
+            "notice",
+            f"Forgot {user_id}: {erased['total']} documents deleted from every collection (sessions, logs, "
+            "memories). Copies outside the collections (the database's oplog, backups) are the operator's to purge.",
+        )
+        self.refresh()
+        return erased
+
     # -- helpers
+    def _room(self, gauge: dict) -> int:
+        """Tokens the gauge's fixed parts may still grow by: the summary up to its cap and the memories up to their
+        budget (none when one context budget covers them), so the scale is set once and stays put."""
+        if "memory_cap" in gauge:
+            return 0
+        cap = getattr(self.memory, "summary_max_tokens", None)
+        budget = getattr(getattr(self.memory, "long_term", None), "memory_budget", None)
+        grow = [(cap, gauge.get("summary")), (budget, gauge.get("memories"))]
+        return sum(max(0, int(limit) - int(now or 0)) for limit, now in grow if isinstance(limit, (int, float)))
+
     def _set_enabled(self, enabled: bool) -> None:
         self.send_button.disabled = not enabled
+        self.forget_button.disabled = not enabled
         self.input.disabled = not enabled
 
     def _keep(self, text: str) -> None:
@@ -255,7 +342,9 @@ class ChatWidget(widgets.VBox):
             return None
         self.summary_view.value = summary_html(state)
         self.window_view.value = window_html(state)
-        self.gauge_view.value = gauge_panel_html(state)
+        gauge = gauge_of(state)
+        self._gauge_scale = gauge_scale(gauge, self._gauge_scale, self._room(gauge))
+        self.gauge_view.value = gauge_panel_html(state, self._gauge_scale)
         self.retrieved_view.value = retrieved_html(state)
         self.cost_view.value = cost_html(self._last_cost, self.total_cost_usd)
         return state

@@ -1,4 +1,4 @@
-"""Pure state → HTML for the chat widget: log, summary, window, token gauge, memories, cost. Tools for 07_elephant, "A scripted demo, through the widget".
+"""Pure state → HTML for the chat widget: log, summary, window, token gauge, memories, cost. Tools for 06_elephant, "Chat with the elephant".
 
 Every function takes plain data (a `memory.state()` dict, log lines) and returns an HTML string, so each
 panel can be tested without a kernel or a browser. Every part carries a CSS class (`gte-summary`,
@@ -14,6 +14,7 @@ from typing import Any
 
 __all__ = [
     "gauge_html",
+    "gauge_of",
     "log_html",
     "summary_html",
     "state_error_html",
@@ -21,6 +22,8 @@ __all__ = [
     "gauge_panel_html",
     "retrieved_html",
     "cost_html",
+    "answer_html",
+    "gauge_scale",
     "MUTED",
 ]
 
@@ -51,17 +54,33 @@ def _panel(css_class: str, title: str, body: str) -> str:
     return f'<div class="{css_class}-body" style="{_PANEL}"><div style="{_HEAD}">{_esc(title)}</div>{body}</div>'
 
 
-def gauge_html(gauge: dict) -> str:
-    """A stacked bar: system / summary / memories / window tokens, with the window's budget marked."""
+def _parts(gauge: dict) -> tuple[dict, dict, bool, int, int]:
+    """(parts, the known positive ones, shared budget?, fixed tokens, total tokens) of a gauge."""
     parts = {name: gauge.get(name) for name in ("system", "summary", "memories", "window")}
     known = {name: int(v) for name, v in parts.items() if isinstance(v, (int, float)) and v > 0}
-    budget = gauge.get("budget")
     shared = "memory_cap" in gauge  # one context budget covers summary + memories + window (helpers.memory.budget)
     fixed = sum(v for name, v in known.items() if name == "system" or (name != "window" and not shared))
-    total = sum(known.values())
+    return parts, known, shared, fixed, sum(known.values())
+
+
+def gauge_scale(gauge: dict, previous: int | None = None, room: int = 0) -> int:
+    """The token scale of the gauge's bar: a round number a little past the budget line (or the total), never
+    smaller than `previous`, so a widget that passes its last scale back keeps one scale from turn to turn. `room`:
+    tokens the fixed parts may still grow by (a summary below its cap), so the first scale already has space."""
+    _parts_, _known, _shared, fixed, total = _parts(gauge)
+    budget = gauge.get("budget")
+    needed = _round_up(max(total, fixed + room + budget if budget else total, 1) * 1.05)
+    return max(needed, previous or 0)
+
+
+def gauge_html(gauge: dict, scale: int | None = None) -> str:
+    """A stacked bar: system / summary / memories / window tokens, with the one budget marked (`scale`: the bar's
+    token scale, at least what this gauge needs; see `gauge_scale`)."""
+    parts, known, shared, fixed, total = _parts(gauge)
+    budget = gauge.get("budget")
     # The window has room up to its budget after the fixed parts; the bar shows that room, on a round scale a
-    # little past it so the budget line sits where it is, labelled, with the numbers at the ends.
-    scale = _round_up(max(total, fixed + budget if budget else total, 1) * 1.05)
+    # little past it so the budget line sits where it is, labelled with the budget, with the numbers at the ends.
+    scale = gauge_scale(gauge, scale)
     segments = "".join(
         f'<div class="gte-gauge-{name}" title="{name}: {tokens:,} tokens" style="width:{100 * tokens / scale:.2f}%;'
         f'background:{_GAUGE_COLOURS[name]};height:100%"></div>'
@@ -75,7 +94,7 @@ def gauge_html(gauge: dict) -> str:
             'border-left:2px dashed #e53935"></div>'
         )
     above, below = _scale_html(
-        scale, fixed + budget if budget else None, "context budget" if shared else "window budget"
+        scale, fixed + budget if budget else None, "context budget" if shared else "window budget", budget
     )
     bar = (
         f'{above}<div style="position:relative;display:flex;height:14px;border-radius:3px;'
@@ -99,9 +118,9 @@ def gauge_html(gauge: dict) -> str:
     note = f'<div style="{_MUTED}">≈ {total:,} input tokens before the new message'
     scope = "context budget (summary + memories + window)" if shared else "window budget"
     note += (
-        f"; {scope} {int(budget):,} (dashed red line, at {int(fixed + budget):,} with the fixed parts)</div>"
+        f"; {scope} {int(budget):,} tokens: the dashed red line, placed after the fixed parts</div>"
         if budget and fixed
-        else f"; {scope} {int(budget):,} (dashed red line)</div>"
+        else f"; {scope} {int(budget):,} tokens: the dashed red line</div>"
         if budget
         else "</div>"
     )
@@ -117,16 +136,18 @@ def _round_up(value: float) -> int:
     return int(10 * power)
 
 
-def _scale_html(scale: int, budget_at: int | None, budget_name: str) -> tuple[str, str]:
-    """(above the bar: the budget's name and value over its line; below it: 0 and the scale's end in tokens)."""
+def _scale_html(scale: int, budget_at: int | None, budget_name: str, budget: int | None = None) -> tuple[str, str]:
+    """(above the bar: the budget's name and value over its line at `budget_at`; below it: 0 and the scale's end in
+    tokens). The label states the budget itself, the one number the legend and the note use too."""
     above = ""
     if budget_at:
         left = min(100.0, 100 * budget_at / scale)
         # the text sits beside the line on the side with room, so it never runs past the bar's ends
+        value = int(budget if budget is not None else budget_at)
         side, text = (
-            (f"right:{100 - left:.2f}%", f"{budget_name} {budget_at:,} ┐")
+            (f"right:{100 - left:.2f}%", f"{budget_name} {value:,} ┐")
             if left > 50
-            else (f"left:{left:.2f}%", f"┌ {budget_name} {budget_at:,}")
+            else (f"left:{left:.2f}%", f"┌ {budget_name} {value:,}")
         )
         above = (
             f'<div style="position:relative;height:14px;font-size:10px;margin-top:4px">'
@@ -225,16 +246,21 @@ def window_html(state: dict) -> str:
     return _panel("gte-window", head, body)
 
 
-def gauge_panel_html(state: dict) -> str:
-    """The token-gauge panel for `state` (its "gauge", or one built from summary and window tokens)."""
-    gauge = state.get("gauge") or {
+def gauge_of(state: dict) -> dict:
+    """The state's gauge, or one built from its summary and window tokens."""
+    return state.get("gauge") or {
         "system": None,
         "summary": state.get("summary_tokens") or 0,
         "memories": 0,
         "window": state.get("window_tokens") or 0,
         "budget": state.get("budget"),
     }
-    body = gauge_html(gauge)
+
+
+def gauge_panel_html(state: dict, scale: int | None = None) -> str:
+    """The token-gauge panel for `state` (its "gauge", or one built from summary and window tokens)."""
+    gauge = gauge_of(state)
+    body = gauge_html(gauge, scale)
     if state.get("gauge") and gauge.get("system") is None:
         body += f'<div style="{_MUTED}">system ?: the system prompt just changed; the next turn counts it</div>'
     return _panel("gte-gauge", "Token gauge (next request)", body)
@@ -302,6 +328,20 @@ def cost_html(last: dict | None, total_usd: float) -> str:
             f'<div style="{_MUTED}">this widget so far: ${total_usd:.6f}</div>'
         )
     return _panel("gte-cost", "Cost", body)
+
+
+def answer_html(check: dict | None) -> str:
+    """The known-answer marker: was the expected answer of a known question in the request the model read?"""
+    if not check:
+        return ""
+    found = check["in_request"]
+    style = _LINE["assistant"] if found else _LINE["error"]
+    verdict = "yes" if found else "no"
+    detail = "was in what the model read" if found else "was not in what the model read: memory did not bring it"
+    return (
+        f'<div class="gte-answer-in-request gte-answer-{verdict}" style="{style};padding:2px 6px;margin:3px 0">'
+        f"answer in request: <b>{verdict}</b> ({_esc(check['answer'])!s} {detail})</div>"
+    )
 
 
 def _cache_line(last: dict) -> str:
