@@ -14,7 +14,8 @@ THE TAUGHT CORE, in notebook order (read these; "further/NN" is a going-further 
         memory/history.py       HistoryMemory: the list you built in 02, packaged
     03  tokens.py               measured token counts (usage, count_tokens, the local BPE)
         pricing.py              prices, cost_of and the CostLedger
-        memory/caching.py       prompt-cache breakpoints; CachedHistoryMemory (the history list, cached)
+        memory/caching.py       prompt-cache breakpoints; CachedHistoryMemory (the history list, cached); the
+                                cache-aware layout per model (a larger window where only it is cacheable)
         sim/                    scripts.py (the scripted trip chat), strategies.py (the strategy table),
                                 simulate.py (the simulator), plots.py (the plots of 03, 04 and further/02, 06)
     04  prompts.py              every prompt the helpers send, the block tags and their one sanitiser
@@ -28,7 +29,6 @@ THE TAUGHT CORE, in notebook order (read these; "further/NN" is a going-further 
         memory/commit.py        commit an exchange under the version guard; rebuild from the logs
         memory/state.py         the session as the next turn sees it (`--show-state`) and the token gauge
         memory/bounded.py       BoundedMemory: window + summary in MongoDB, resumable
-        memory/cache_layout.py  cache-aware marks per model: a larger window where only it is cacheable (cost model)
     05  memory/facts.py         per-user facts: dedup, superseded instead of deleted
         memory/facts_worker.py  extraction in a background worker, and its latency (further/04)
         memory/long_term.py     LongTermMemory, the retriever BoundedMemory takes; VectorMemory

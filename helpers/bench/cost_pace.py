@@ -1,4 +1,4 @@
-"""How the pace of a chat and the cache's TTL move the crossover of cache-aware bounded memory and naive history with caching. Tools for 03_context_window_overflow, "Caching cuts the price, not the window".
+"""Tools: the `cost` benchmark's sweep: how the pace of a chat and the cache's TTL move the crossover of cache-aware bounded memory and naive history with caching.
 
 A cache entry lives 5 minutes (written at 1.25x the input price) or 1 hour (written at 2x), refreshed by each
 read. At 30 s between turns both live from one turn to the next; at 6 minutes a 5-minute entry is dead before the

@@ -1,4 +1,4 @@
-"""The cost results file's provenance and its Markdown table (docs/results/cost.md), with every field it carries named. Tools for 03_context_window_overflow, "Caching cuts the price, not the window"."""
+"""Tools: the `cost` benchmark's provenance and its Markdown table (docs/results/cost.md), with every field of cost.json named."""
 
 from __future__ import annotations
 

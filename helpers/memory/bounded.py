@@ -13,8 +13,14 @@ from pymongo.errors import ConnectionFailure, PyMongoError
 from helpers.config import Settings
 from helpers.conversation import group_exchanges, strip_meta
 from helpers.db.store import StoreError
-from helpers.memory.cache_layout import DEFAULT_PACE_SECONDS, CacheLayout, Conditions, choose_layout
-from helpers.memory.caching import cache_control_for, with_cache_breakpoints
+from helpers.memory.caching import (
+    DEFAULT_PACE_SECONDS,
+    CacheLayout,
+    Conditions,
+    cache_control_for,
+    choose_layout,
+    with_cache_breakpoints,
+)
 from helpers.memory.commit import SessionCommit
 from helpers.memory.errors import TurnError, explain, explain_store
 from helpers.memory.fold import new_turn_id, session_id_from_file
@@ -39,7 +45,7 @@ class BoundedMemory(SessionCommit, SessionState, MemoryBase):
     each committed exchange is handed to it to remember. With `cache_aware=True` the window grows to a high
     mark, then is cut to a low mark in one go (one summary fold), and the request carries prompt-cache
     breakpoints, so its prefix is read from the cache between folds. The marks, the breakpoints and their TTL
-    are the layout helpers.memory.cache_layout chooses for the model: the budget's (high = `budget`, low =
+    are the layout helpers.memory.caching chooses for the model: the budget's (high = `budget`, low =
     `low_water` x budget) when their prefix is cacheable, else a larger window whose prefix is, when the cost
     model says that is cheaper at `pace_seconds` between turns (`cache_ttl`: force "5m" or "1h";
     `grow_to_cache=False`: keep the budget's marks, choose only breakpoints and TTL).
@@ -175,7 +181,7 @@ class BoundedMemory(SessionCommit, SessionState, MemoryBase):
         return with_cache_breakpoints(request, messages=marks, cache_control=self.layout.cache_control)
 
     def cache_layout(self, session: dict, window: list[dict] | None = None, base: int | None = None) -> CacheLayout:
-        """The cache layout for this session (helpers.memory.cache_layout), from its measured tokens: base (persona +
+        """The cache layout for this session (helpers.memory.caching), from its measured tokens: base (persona +
         summary) and the mean exchange of `window` (default the session's; before any exchange, the reply cap).
         Kept as `self.layout`. A retriever that plans each request's window (one context budget) keeps the budget's
         marks: the window sent changes per question, so a larger one would not be read from the cache."""

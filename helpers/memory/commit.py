@@ -29,7 +29,7 @@ class SessionCommit:
     def _place(self, session: dict, exchange: list[dict], base: int | None) -> tuple[dict, dict]:
         """Apply one exchange without any model call: trim; what was dropped joins `pending`."""
         grown = [*session["window"], *exchange]
-        if self.cache_aware:  # the marks of the cache layout chosen for this model (helpers.memory.cache_layout)
+        if self.cache_aware:  # the marks of the cache layout chosen for this model (helpers.memory.caching)
             layout = self.cache_layout(session, grown, base)
             window, dropped = trim_in_chunks(grown, layout.high, layout.low)
         else:

@@ -15,7 +15,7 @@ import anthropic
 from helpers.config import Settings
 from helpers.db.store import Store, mongomock_store
 from helpers.memory import BoundedMemory, CachedHistoryMemory, HistoryMemory, StatelessMemory, TurnResult, VectorMemory
-from helpers.memory.cache_layout import DEFAULT_PACE_SECONDS
+from helpers.memory.caching import DEFAULT_PACE_SECONDS
 from helpers.pricing import CostLedger
 
 __all__ = [
@@ -136,7 +136,7 @@ def _bounded(
 def _bounded_cached(client: anthropic.Anthropic, settings: Settings, **kw: Any) -> Strategy:
     """Cache-aware bounded memory: the window grows to a high mark, then is cut to a low mark in one fold;
     breakpoints on the system prompt (persona + summary) and the newest message. The marks and the TTL are the
-    layout helpers.memory.cache_layout chooses for the model (`pace_seconds`: the expected time between turns)."""
+    layout helpers.memory.caching chooses for the model (`pace_seconds`: the expected time between turns)."""
     return _bounded(client, settings, cache_aware=True, **kw)
 
 

@@ -1,4 +1,4 @@
-"""helpers.memory.cache_layout and cache-aware bounded memory (04): the window's marks and breakpoints per model."""
+"""helpers.memory.caching and cache-aware bounded memory (04): the window's marks and breakpoints per model."""
 
 import math
 
@@ -8,7 +8,7 @@ from helpers.config import load_settings
 from helpers.db.store import mongomock_store
 from helpers.llm import get_client
 from helpers.memory import BoundedMemory, reuses_prefix
-from helpers.memory.cache_layout import FOLD_PROMPT_TOKENS, Conditions, choose_layout, fold_cycle_usd
+from helpers.memory.caching import FOLD_PROMPT_TOKENS, Conditions, choose_layout, fold_cycle_usd
 from helpers.offline import min_cacheable_tokens
 from helpers.pricing import CostLedger, price_of
 from helpers.prompts import SCOUT_PERSONA
