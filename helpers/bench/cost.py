@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import time
 from pathlib import Path
 
 from helpers.bench.common import non_negative_int, positive_int
@@ -89,8 +91,17 @@ def _run_table(args: argparse.Namespace) -> int:
     tasks = table_tasks(checkpoints, list(MODELS), rows, settings, progress and args.jobs == 1)
     if sweep:
         tasks = {**pace_tasks(list(MODELS), settings, sweep), **tasks}  # the main table's case: its own runs
+    started, load = (time.perf_counter(), os.times()), os.getloadavg()
     runs = run_tasks(tasks, args.jobs)
+    ended = os.times()
     report = {"provenance": provenance(), **cost_table(checkpoints, models=list(MODELS), rows=rows, runs=runs)}
+    report["provenance"]["run"] = {  # what the run took, on this machine, under this load
+        "wall_seconds": round(time.perf_counter() - started[0]),
+        "cpu_seconds": round(sum(ended[:4]) - sum(started[1][:4])),  # this process and its workers
+        "jobs": args.jobs,
+        "load_average_at_start": [round(x, 2) for x in load],
+        "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
+    }
     if sweep:
         report["pace_and_ttl"] = pace_and_ttl(runs, report, sweep)
     if args.out:

@@ -59,6 +59,15 @@ def provenance(argv: list[str] | None = None) -> dict:
     }
 
 
+def _run_line(run: dict | None) -> str:
+    if not run:
+        return ""
+    return (
+        f" The run took {run['wall_seconds']:,} s wall and {run['cpu_seconds']:,} s CPU in {run['jobs']} process(es), "
+        f"load average {run['load_average_at_start'][0]} at its start and {run['load_average_at_end'][0]} at its end."
+    )
+
+
 def _pct(value) -> str:
     return f"{value:.0%}" if value is not None else "-"
 
@@ -114,7 +123,7 @@ def markdown_table(report: dict) -> str:
         f"Mode: {prov.get('mode', '?')}. Replies padded to {prov.get('reply_tokens')} tokens; "
         f"{prov.get('seconds_per_turn')} s between turns; bounded window budget {prov.get('window_budget')} tokens; "
         f"last-k keeps {prov.get('keep_last')} messages; vector memories up to {prov.get('memory_budget')} "
-        f"tokens. Prices: {prov.get('pricing', '?')}.",
+        f"tokens. Prices: {prov.get('pricing', '?')}." + _run_line(prov.get("run")),
         "",
         f"Fields of cost.json: {FIELDS}",
         "",

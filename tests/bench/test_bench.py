@@ -94,6 +94,7 @@ def test_side_by_side_table_has_every_strategy_kind_and_checkpoint(capsys, tmp_p
     prov = report["provenance"]
     assert prov["reply_tokens"] == REPLY_TOKENS and prov["command"].startswith("python -m helpers.bench")
     assert {"commit", "date", "data", "mode", "seconds_per_turn", "window_budget"} <= set(prov)
+    assert {"wall_seconds", "cpu_seconds", "jobs", "load_average_at_start"} <= set(prov["run"])
     assert list(report["strategies"]) == [label for label, *_ in ROWS]
     assert report["recall_questions"] == len(recall_questions())
     for label, row in report["strategies"].items():
