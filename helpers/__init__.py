@@ -52,6 +52,11 @@ PLUMBING you can skip (first docstring line "Plumbing:"):
                                 processes.py (the local database server), redact.py
     offline/                    the deterministic offline stand-in model behind the real SDK, and the Messages
                                 API contract it keeps (contract.py: the rules; catalog.py: the models)
+    memory_tool/                memory the model keeps itself (issue 33), plumbing until its chapter (06_memory_tool)
+                                exists: paths.py (confined to /memories), views.py, commands.py (the six commands,
+                                documented texts), storage.py (one document per user, version guard, audit trail),
+                                backend.py (MongoMemoryTool, the SDK's BetaAbstractMemoryTool), loop.py (the
+                                tool_runner loop of a turn), stage.py (MemoryToolMemory: `--stage memory_tool`)
 
 TOOLS built on the core:
 

@@ -14,6 +14,7 @@ __all__ = ["Settings", "load_settings", "describe", "project_root", "ConfigError
 EMBEDDERS = ("", "local", "voyage")
 MAX_SETTING = 1_000_000_000  # any token setting above this is a typo (and would not fit the database's ints)
 MAX_RETRIES_LIMIT = 20
+MEMORY_TOOL_USER_CAP = 8 * 1024 * 1024  # a user's memory files are one MongoDB document (16 MB): room for 1,000 paths
 _DB_NAME_BAD = set('/\\. "$\x00')
 
 
@@ -88,6 +89,11 @@ class Settings:
     embedder: str = ""  # EMBEDDER: "" (Voyage if a key is set, else local), "local" or "voyage"
     simulate_live: bool = False  # SIMULATE_LIVE=1: replays, benchmarks and imports go live too (04-06)
     max_live_calls: int = 300  # MAX_LIVE_CALLS: live API requests one process may make (a runaway-loop stop)
+    # the memory tool's files (helpers/memory_tool): bytes per file, bytes and files per user, characters per view
+    memory_tool_max_file_bytes: int = 65_536
+    memory_tool_max_user_bytes: int = 1_048_576
+    memory_tool_max_files: int = 256
+    memory_tool_view_chars: int = 16_000
 
     @property
     def mode(self) -> str:
@@ -171,6 +177,10 @@ def load_settings(env: dict | None = None, dotenv_path: str | os.PathLike | None
         embedder=embedder,
         simulate_live=_flag(merged, "SIMULATE_LIVE"),
         max_live_calls=_int(merged, "MAX_LIVE_CALLS", 300),
+        memory_tool_max_file_bytes=_int(merged, "MEMORY_TOOL_MAX_FILE_BYTES", 65_536, maximum=MEMORY_TOOL_USER_CAP),
+        memory_tool_max_user_bytes=_int(merged, "MEMORY_TOOL_MAX_USER_BYTES", 1_048_576, maximum=MEMORY_TOOL_USER_CAP),
+        memory_tool_max_files=_int(merged, "MEMORY_TOOL_MAX_FILES", 256, maximum=1_000),
+        memory_tool_view_chars=_int(merged, "MEMORY_TOOL_VIEW_CHARS", 16_000, minimum=100),
     )
 
 

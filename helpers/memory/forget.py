@@ -3,7 +3,8 @@
 `forget_user(store, user_id)` is the one call behind "delete everything you know about me" and the terminal
 chat's `--forget-user`. It deletes the user's documents from *every* collection of the store's database (not a
 hard-coded list, so a collection added later cannot keep a copy), after dropping the user from the in-process
-caches of the given indexes. Facts are `memories` documents of kind "fact", so they go with the memories.
+caches of the given indexes. Facts are `memories` documents of kind "fact", so they go with the memories; the
+memory tool's files and their audit trail (`memory_files`, `memory_audit`: helpers/memory_tool) go the same way.
 Other users' documents are never touched: every delete is filtered by `user_id`.
 """
 

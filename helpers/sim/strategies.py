@@ -16,6 +16,7 @@ from helpers.config import Settings
 from helpers.db.store import Store, mongomock_store
 from helpers.memory import BoundedMemory, CachedHistoryMemory, HistoryMemory, StatelessMemory, TurnResult, VectorMemory
 from helpers.memory.caching import DEFAULT_PACE_SECONDS
+from helpers.memory_tool import MemoryToolMemory
 from helpers.pricing import CostLedger
 
 __all__ = [
@@ -151,6 +152,13 @@ def _vector_cached(client: anthropic.Anthropic, settings: Settings, **kw: Any) -
     return _vector(client, settings, cache_aware=True, **kw)
 
 
+def _memory_tool(client: anthropic.Anthropic, settings: Settings, *, store: Store | None = None, **kw: Any) -> Strategy:
+    """The model keeps its own memory: memory-tool files per user plus a window (MemoryToolMemory, issue 33); an
+    in-memory store unless `store` is given. Offline it needs the offline model to speak the memory tool."""
+    kw.setdefault("user_id", "simulation")
+    return MemoryToolMemory(client, settings, store=store or mongomock_store("simulation"), **kw)
+
+
 # The strategy table: every name the simulator, the notebooks and `python -m helpers.bench --strategy` know.
 STRATEGIES: dict[str, StrategyFactory] = {
     "naive": _naive,
@@ -161,6 +169,7 @@ STRATEGIES: dict[str, StrategyFactory] = {
     "bounded_cached": _bounded_cached,
     "vector": _vector,
     "vector_cached": _vector_cached,
+    "memory_tool": _memory_tool,
 }
 
 

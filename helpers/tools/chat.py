@@ -1,4 +1,4 @@
-"""Terminal chat: `python -m helpers.chat --stage stateless|history|bounded|vector`, one message per stdin line. Tools for 01_goldfish_stateless, section 'From the terminal'."""
+"""Terminal chat: `python -m helpers.chat --stage stateless|history|bounded|vector|memory_tool`, one message per stdin line. Tools for 01_goldfish_stateless, section 'From the terminal'."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from helpers.tools.settle import settle_failed_turn
 
 __all__ = ["main", "build_parser", "make_memory", "read_jsonl"]
 
-STAGES = ("stateless", "history", "bounded", "vector")
-PERSISTENT = ("bounded", "vector")
+STAGES = ("stateless", "history", "bounded", "vector", "memory_tool")
+PERSISTENT = ("bounded", "vector", "memory_tool")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="at exit, print the memory's counters (turns, version-guard conflicts, ...) as JSON on stderr",
     )
-    group = parser.add_argument_group("persistent stages (bounded, vector)")
+    group = parser.add_argument_group("persistent stages (bounded, vector, memory_tool)")
     group.add_argument(
         "--session-file",
         default=".session_id",
@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--budget",
         type=positive_int,
         default=None,
-        help="bounded: window budget in tokens (default WINDOW_BUDGET_TOKENS); vector: one context "
+        help="bounded, memory_tool: window budget in tokens (default WINDOW_BUDGET_TOKENS); vector: one context "
         "budget for window + summary + memories (default CONTEXT_BUDGET_TOKENS)",
     )
     group.add_argument(
@@ -76,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--forget-user",
         metavar="USER",
-        help="erase USER everywhere (sessions, logs, memories and facts) in the store, print what "
+        help="erase USER everywhere (sessions, logs, memories, facts and memory-tool files) in the store, print what "
         "was deleted as JSON and exit; other users are untouched",
     )
     return parser
@@ -96,6 +96,19 @@ def _stdin_lines():
 def make_memory(args, settings, client):
     from helpers.memory import BoundedMemory, HistoryMemory, StatelessMemory, VectorMemory
 
+    if args.stage == "memory_tool":  # the model keeps its own memory files (helpers/memory_tool, issue 33)
+        from helpers.db.store import open_store
+        from helpers.memory_tool import MemoryToolMemory
+
+        return MemoryToolMemory(
+            client,
+            settings,
+            store=open_store(settings),
+            user_id=args.user,
+            session_file=args.session_file,
+            budget=args.budget,
+            system=args.system,
+        )
     if args.stage in PERSISTENT:
         from helpers.db.store import open_store
 
@@ -208,6 +221,13 @@ def main(argv: list[str] | None = None) -> int:
     one_shot = args.show_state or args.show_request is not None or args.rebuild or args.import_file
     if args.forget_user is not None and (one_shot):
         print("error: --forget-user runs alone (no --show-state/--show-request/--rebuild/--import)", file=sys.stderr)
+        return 2
+    if args.import_file and args.stage == "memory_tool":
+        print(
+            "error: --import is not available at --stage memory_tool: there the model writes its own memory while "
+            "it chats (an import would bypass it); import with --stage bounded or vector",
+            file=sys.stderr,
+        )
         return 2
     if one_shot and args.stage not in PERSISTENT:
         print(
