@@ -18,7 +18,7 @@ from helpers.bench.cost_table import WINDOW_BUDGET, crossover_turn, cumulative_u
 from helpers.config import Settings, load_settings
 from helpers.sim.simulate import SECONDS_PER_TURN
 
-__all__ = ["PACES", "TTLS", "PACE_TURNS", "PACED", "pace_key", "pace_tasks", "pace_and_ttl"]
+__all__ = ["PACES", "TTLS", "PACE_TURNS", "PACED", "pace_key", "pace_tasks", "pace_and_ttl", "print_pace"]
 
 PACES = (SECONDS_PER_TURN, 360.0)  # seconds between turns: a brisk chat, and one slower than the 5-minute TTL
 TTLS = ("5m", "1h")
@@ -93,3 +93,26 @@ def pace_and_ttl(runs: dict[tuple, dict], report: dict, turns: int = PACE_TURNS)
                 cases.append(found)
         out["by_model"][model] = cases
     return out
+
+
+def print_pace(report: dict, *, naive_only: bool = False) -> None:
+    """The pace and TTL sweep of a results file, one table per model: naive history without and with caching
+    and (unless `naive_only`) cache-aware bounded memory, USD at the sweep's turns, cache reads, how many times
+    cheaper the bounded one is and the crossover turn (the turn from which it stays cheaper; "-": none)."""
+    sweep = report["pace_and_ttl"]
+    for model, cases in sweep["by_model"].items():
+        print(f"{model}, {sweep['turns']:,} turns")
+        head = f"  {'s/turn':>6} {'TTL':>4} {'naive':>8} {'+ caching':>10} {'its reads':>11}"
+        print(head + ("" if naive_only else f" {'bounded':>8} {'its reads':>11} {'x cheaper':>9} {'crossover':>9}"))
+        for case in cases:
+            line = (
+                f"  {case['seconds_per_turn']:>6g} {case['ttl']:>4} {case['naive_usd']:>8.3f} "
+                f"{case['naive_caching_usd']:>10.3f} {case['naive_caching_cache_read_tokens']:>11,}"
+            )
+            if not naive_only:
+                crossover = case["crossover_turn"] if case["crossover_turn"] is not None else "-"
+                line += (
+                    f" {case['bounded_cache_aware_usd']:>8.3f} {case['bounded_cache_aware_cache_read_tokens']:>11,}"
+                    f" {case['times_cheaper']:>9.2f} {crossover:>9}"
+                )
+            print(line)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.bench.cost_pace import PACES, TTLS
+from helpers.bench.cost_pace import PACES, TTLS, print_pace
 from helpers.bench.cost_report import markdown_table
 from helpers.bench.cost_table import CACHE_AWARE, KINDS, OURS, RESULTS_FILE, ROWS, THEIRS, load_results
 from helpers.offline import min_cacheable_tokens
@@ -76,3 +76,14 @@ def test_pace_and_ttl_cover_every_case_and_agree_with_the_main_table(report):
         main = cases[0]  # 30 s and 5 minutes: the main table's own runs
         assert main["naive_caching_usd"] == pytest.approx(report["cumulative_usd"][THEIRS][model][turns - 1])
         assert main["bounded_cache_aware_usd"] == pytest.approx(report["cumulative_usd"][OURS][model][turns - 1])
+
+
+def test_print_pace_prints_one_line_per_case_and_naive_only_leaves_out_the_bounded_columns(report, capsys):
+    cases = [c for model in report["models"] for c in report["pace_and_ttl"]["by_model"][model]]
+    print_pace(report)
+    full = capsys.readouterr().out.splitlines()
+    print_pace(report, naive_only=True)
+    naive = capsys.readouterr().out.splitlines()
+    rows = [line for line in full if line.split()[0].replace(".", "").isdigit()]
+    assert len(rows) == len(cases) and f"{cases[0]['bounded_cache_aware_usd']:.3f}" in rows[0]
+    assert len(naive) == len(full) and "bounded" not in "\n".join(naive) and "bounded" in full[1]
