@@ -32,14 +32,20 @@ THE TAUGHT CORE, in notebook order (read these; "further/NN" is a going-further 
     05  memory/facts.py         per-user facts: dedup, superseded instead of deleted
         memory/facts_worker.py  extraction in a background worker, and its latency (further/04)
         memory/long_term.py     LongTermMemory, the retriever BoundedMemory takes; VectorMemory
-        memory/forget.py        forget_user: erase one user in every collection (`--forget-user`; further/04)
+        memory/forget.py        forget_user: erase one user in every collection (`--forget-user`; further/04);
+                                a running memory never writes an erased user back
         retrieval/              embeddings.py (MiniLM in numpy via minilm.py, or Voyage), schema.py (the memory
                                 document, the turn unit), bm25.py, ranking.py (rrf, cosine top-k), index.py (MemoryIndex:
                                 the per-user cache, search; writes.py: store memories, index turns; lookups.py: by
                                 hash, source or nearest vector),
                                 inject.py (the one injector: the dated memory block, packing by value per
                                 token); cache.py and atlas.py are plumbing
-    06  (the capstone: the learner's own turn(), scored against VectorMemory)
+    06  memory_tool/                memory the model keeps itself: paths.py (confined to /memories), views.py,
+                                commands.py (the six commands, documented texts), storage.py (one document per
+                                user, version guard, audit trail), backend.py (MongoMemoryTool, the SDK's
+                                BetaAbstractMemoryTool), loop.py (the tool_runner loop of a turn), stage.py
+                                (MemoryToolMemory: `--stage memory_tool`)
+    07  (the capstone: the learner's own turn(), scored against VectorMemory)
     further/05 (long conversations):
         memory/budget.py        one context budget shared by window, summary and memories
         memory/transcript.py    read a dated transcript; memory/importer.py imports it (`--import`)
@@ -48,26 +54,23 @@ THE TAUGHT CORE, in notebook order (read these; "further/NN" is a going-further 
 PLUMBING you can skip (first docstring line "Plumbing:"):
 
     db/                         store.py (sessions, memories; opening the store), logs.py (the append-only log),
-                                checks.py (ids and fields every query passes), server.py, instance.py and
-                                processes.py (the local database server), redact.py
+                                checks.py (ids and fields every query passes), server.py, instance.py, launch.py
+                                and processes.py (the local database server), auth.py (its one user and password),
+                                health.py (a full disk, named), scrub.py (no byte of an erased user left), redact.py
     offline/                    the deterministic offline stand-in model behind the real SDK, and the Messages
                                 API contract it keeps (contract.py: the rules; catalog.py: the models)
-    memory_tool/                memory the model keeps itself (issue 33), plumbing until its chapter (06_memory_tool)
-                                exists: paths.py (confined to /memories), views.py, commands.py (the six commands,
-                                documented texts), storage.py (one document per user, version guard, audit trail),
-                                backend.py (MongoMemoryTool, the SDK's BetaAbstractMemoryTool), loop.py (the
-                                tool_runner loop of a turn), stage.py (MemoryToolMemory: `--stage memory_tool`)
 
 TOOLS built on the core:
 
     chat.py                     `python -m helpers.chat --stage ...`: runs tools/chat.py
-    tools/                      chat.py (the terminal chat, with cli_checks.py, settle.py and consistency.py:
-                                a session checked against its logs), widget/ (the live chat widget: render.py,
+    tools/                      chat.py (the terminal chat, with cli_checks.py, settle.py, erase.py (--forget-user)
+                                and consistency.py: a session checked against its logs), widget/ (the live chat widget: render.py,
                                 state to HTML; events.py, clicks and threads), git_clean.py (a saved run leaves
                                 `git status` clean; `run.py lab` installs it)
     bench/                      `python -m helpers.bench ...` (__main__.py, cli.py, common.py): one module per
                                 benchmark: cost.py (with cost_table.py: every strategy side by side; cost_pace.py: pace and
                                 TTL; cost_report.py: provenance, cost.md), compare.py,
+                                kinds.py (who decides what to remember: application, model, platform; 06),
                                 overhead.py, load.py, recall.py, retrieval.py (with latency.py), longmem/ (long
                                 conversations: methods.py with baselines.py; floor.py chooses the relevance
                                 floor), reader_eval.py (the offline reader); scoring.py (answer-in-request, and

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -124,6 +125,23 @@ def _data_dir(value: str | None) -> Path:
         raise ConfigError(f"GTE_DATA_DIR={value!r} is not a usable path ({err}); point it at a directory") from None
 
 
+MAX_DOTENV_BYTES = 1_000_000  # a .env holds a few settings; more is not a .env
+
+
+def _check_dotenv(path: Path) -> None:
+    """A .env is a regular file of settings: a FIFO would block every command, a device or huge file fill memory."""
+    try:
+        info = path.stat()
+    except OSError as err:
+        raise ConfigError(f"{path} cannot be read: {err.strerror or err}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise ConfigError(f"{path} is not a regular file (a pipe, device or folder); make it a text file or remove it")
+    if info.st_size > MAX_DOTENV_BYTES:
+        raise ConfigError(
+            f"{path} is {info.st_size:,} bytes; a .env holds a few settings (at most {MAX_DOTENV_BYTES:,})"
+        )
+
+
 def load_settings(env: dict | None = None, dotenv_path: str | os.PathLike | None = None) -> Settings:
     """Read settings from `env` (default: os.environ) plus an optional `.env` at the project root.
 
@@ -135,6 +153,7 @@ def load_settings(env: dict | None = None, dotenv_path: str | os.PathLike | None
         if path.exists():
             from dotenv import dotenv_values
 
+            _check_dotenv(path)
             try:
                 values = dotenv_values(path)
             except UnicodeDecodeError as err:

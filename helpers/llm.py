@@ -12,7 +12,7 @@ import anthropic
 import httpx2
 
 from helpers.config import OFFLINE_NOTE, Settings, load_settings
-from helpers.offline import FaultPlan, OfflineModel, OfflineTransport
+from helpers.offline import FaultPlan, OfflineModel, OfflineTransport, default_behaviours
 
 __all__ = [
     "get_client",
@@ -50,7 +50,8 @@ def get_client(
     With `ANTHROPIC_API_KEY` set it talks to the API. Without it, the same SDK class is built on an
     `httpx2.Client` whose transport is the offline model, so calling code never branches on the mode.
     `context_window`, `faults` and `reply_tokens` (pad chat replies to that length) configure the offline model
-    (faults also from `GTE_OFFLINE_FAULTS`); `clock` is its prompt cache's clock (default time.monotonic; a
+    (faults also from `GTE_OFFLINE_FAULTS`), which speaks the memory tool and applies context editing and
+    compaction (helpers.offline.default_behaviours); `clock` is its prompt cache's clock (default time.monotonic; a
     simulation passes a `helpers.offline.SimClock`).
     Offline calls and tokens add up per `role` ("chat", or "replay" for simulation clients) in `OFFLINE_USAGE`
     (see `live_cost`). Retries (429/5xx/timeouts, exponential backoff with jitter, honouring retry-after) are the
@@ -65,7 +66,10 @@ def get_client(
             api_key=s.anthropic_api_key, max_retries=retries, timeout=s.timeout_s, http_client=http
         )
     model = OfflineModel(
-        context_window=context_window or s.offline_context_window, clock=clock, reply_tokens=reply_tokens
+        context_window=context_window or s.offline_context_window,
+        clock=clock,
+        reply_tokens=reply_tokens,
+        behaviours=default_behaviours(),  # the memory tool, context editing, compaction (helpers/offline/)
     )
     plan = faults if faults is not None else os.environ.get("GTE_OFFLINE_FAULTS")
     transport = OfflineTransport(model, faults=plan, usage=OFFLINE_USAGE[role])
@@ -142,7 +146,8 @@ class LiveTransport(httpx2.BaseTransport):
     def __init__(self, cap: int, retries: int, inner: httpx2.BaseTransport | None = None):
         self.cap, self.retries = cap, retries
         if inner is None and os.environ.get("GTE_LIVE_STUB") == "1":  # tests: count "live" calls, answer offline
-            inner = OfflineTransport(OfflineModel(reply_tokens=REPLY_TOKENS), faults="")  # a live reply's length
+            stub = OfflineModel(reply_tokens=REPLY_TOKENS, behaviours=default_behaviours())  # a live reply's length
+            inner = OfflineTransport(stub, faults="")
         self.inner = inner or httpx2.HTTPTransport()
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:

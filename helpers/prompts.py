@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
+from html.entities import html5
 
 __all__ = [
     "SCOUT_PERSONA",
@@ -18,8 +20,10 @@ __all__ = [
     "SUMMARY_CLOSE",
     "MEMORY_OPEN",
     "MEMORY_CLOSE",
+    "REMOVED",
     "BLOCK_TAG",
     "neutralise_tags",
+    "data_block",
 ]
 
 # The persona used from notebook 04 on: Scout, the Los Angeles guide.
@@ -135,69 +139,214 @@ MEMORY_OPEN = (
 MEMORY_CLOSE = "\n</remembered_memories>"
 
 # The one tag sanitiser: text put inside either block (a summary, a memory, a fact, an imported turn, a speaker's
-# name) cannot open or close a block, so it cannot end the data early and pose as instructions. It matches on a
-# normalised copy of the text (NFKC, format characters such as zero-width spaces removed, dash and angle-bracket
-# look-alikes mapped) and accepts any tag-like form: `</remembered_memories/>`, `< / Remembered-Memories x=1 >`,
-# fullwidth `＜/remembered_memories＞`, letters split by spaces or punctuation. Only the tag is replaced; the
-# rest of the text keeps its original characters.
+# name) cannot open or close a block, so it cannot end the data early and pose as instructions. A model reads
+# letters, not code points, so the text is compared as it reads, on a copy: every escape decoded (HTML character
+# references, named like `&lsaquo;` or numeric, and double-encoded like `&amp;lt;`; `\\u003c`, `\\x3c`, `%3C`),
+# format characters dropped (zero-width spaces) and invisible tag characters read as the ASCII they mirror, then
+# each character reduced to its confusable skeleton (Unicode TR39, the data of the `confusable-homoglyphs`
+# package, with NFKD and case folding: Cyrillic `е`, fullwidth `ｅ`, `é` and `E` all read as `e`), and every
+# bracket look-alike read as `<` or `>` (TR39's, and each character Unicode names a less-than sign or an opening
+# angle bracket or quotation mark: ‹ « ❬ ❰ 《 ＜ ...). On that copy a tag is a `<`, any non-letters, then a block
+# name whose letters may be split by non-letters. Only the tag is replaced in the original; the rest of the text
+# keeps its characters. `data_block` checks a block's whole body as the model will read it (every memory, date
+# line, speaker name and line break joined), so a tag split across two memories cannot close it either.
 _BLOCK_NAMES = ("remembered_memories", "conversation_summary")
+REMOVED = "[tag removed]"
+_BIDI_MARKS = "\u200e\u200f"  # the package's data wraps right-to-left characters in them
+
+
+@functools.cache
+def _prototypes() -> dict[str, str]:
+    """TR39 skeleton map, one character to its prototype, rebuilt from the package's confusables graph.
+
+    The graph links each source character of confusables.txt with its prototype both ways, so a prototype (a hub)
+    has many links and a source has one. Where two characters link only to each other, either could be the
+    prototype: the smaller one is used for both, which keeps the map a function of the class."""
+    from confusable_homoglyphs.confusables import confusables_data  # ~80 ms, on the first check only
+
+    graph = {k.strip(_BIDI_MARKS): [e["c"].strip(_BIDI_MARKS) for e in v] for k, v in confusables_data.items()}
+    skeleton = {}
+    for char, linked in graph.items():
+        if len(char) == 1 and len(linked) == 1:
+            other = linked[0]
+            hub = len(other) != 1 or len(graph.get(other, ())) > 1
+            skeleton[char] = other if hub else min(char, other)
+    return {k: v for k, v in skeleton.items() if k != v}
+
+
+_ANGLE = re.compile(r"\bANGLE\b")
+
+
+def _bracket(char: str) -> str:
+    """'<' or '>' if Unicode names `char` a less-than (greater-than) sign, a left (right) angle or an opening
+    (closing) angle bracket or quotation mark; else ''."""
+    name, category = unicodedata.name(char, ""), unicodedata.category(char)
+    if category.startswith("M"):
+        return ""
+    angle = _ANGLE.search(name)
+    if "LESS-THAN" in name or (angle and (category in ("Ps", "Pi") or "LEFT" in name)):
+        return "<"
+    if "GREATER-THAN" in name or (angle and (category in ("Pe", "Pf") or "RIGHT" in name)):
+        return ">"
+    return ""
+
+
+def _skeleton(text: str, case_first: bool) -> str:
+    """NFKD without marks, mapped to TR39 prototypes and case-folded, again until nothing changes (Cyrillic 'М' ->
+    'M' -> 'm' -> 'rn'). Prototype first reads the glyph as shown (Armenian 'Տ' is an 'S'; case-folded first it
+    would be 'տ', which looks like no Latin letter); case first is the fallback when that finds no Latin letter."""
+    skeleton = _prototypes()
+    for _ in range(4):
+        shown = text if case_first else "".join(skeleton.get(c, c) for c in unicodedata.normalize("NFD", text))
+        parts = [c for c in unicodedata.normalize("NFKD", shown) if unicodedata.category(c) not in ("Mn", "Me", "Cf")]
+        folded = "".join(_bracket(c) or skeleton.get(c, c) for c in "".join(parts).casefold())
+        if folded == text:
+            break
+        text = folded
+    return text
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _fold(char: str) -> str:
+    """How a model may read `char`: its skeleton, case-folded, without marks; a bracket look-alike as < or >.
+
+    TR39 makes a capital I an l; a reader may take it for an i as well, so l and i compare equal here (no block
+    name has an l). A character that is not a letter or digit reads as a letter only when its skeleton is plain
+    ASCII (℮ as e); otherwise it stays a separator (an em dash's skeleton is a katakana letter)."""
+    if 0xE0020 <= ord(char) <= 0xE007E:  # a tag character: invisible, but it spells the ASCII character it mirrors
+        char = chr(ord(char) - 0xE0000)
+    text = _skeleton(char, case_first=False)
+    if not text.isascii():
+        other = _skeleton(char, case_first=True)
+        text = other if other.isascii() else text
+    if not char.isalnum() and not (text.isascii() and (text.isalnum() or set(text) <= {"<", ">"})):
+        return " " if text.strip() else text
+    return text.replace("l", "i")
+
+
+_ESCAPE = re.compile(
+    r"&#[xX]([0-9a-fA-F]{1,8});?|&#([0-9]{1,10});?|\\u([0-9a-fA-F]{4})|\\x([0-9a-fA-F]{2})|%([0-9a-fA-F]{2})"
+)
+_NAMED = re.compile(r"&([A-Za-z][A-Za-z0-9]{0,31})")
+
+
+def _named(name: str) -> str | None:
+    return next((html5[k] for k in (name + ";", name.lower() + ";") if k in html5), None)
+
+
+def _reference(text: str, i: int) -> tuple[str, int] | None:
+    """The escape or character reference at text[i] decoded, and where it ends; None if there is none.
+
+    Named references are read as a browser reads them (`&lt;`, `&LT`, the longest legacy name in `&ltx`), and
+    leniently too (`&lsaquo` without its `;`, `&LSAQUO;`): a model may read either."""
+    m = _ESCAPE.match(text, i)
+    if m:
+        code = int(next(g for g in m.groups() if g), 10 if m[2] else 16)
+        return (chr(code) if 0 < code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else "\ufffd"), m.end()
+    m = _NAMED.match(text, i)
+    if not m:
+        return None
+    value = _named(m[1])
+    if value is not None:
+        return value, m.end() + text.startswith(";", m.end())
+    for cut in range(len(m[1]) - 1, 1, -1):  # a legacy name needs no `;`: the longest one that starts the word
+        if m[1][:cut] in html5:
+            return html5[m[1][:cut]], i + 1 + cut
+    return None
+
+
+def _decoded(text: str) -> tuple[str, list[tuple[int, int]]]:
+    """`text` with every escape decoded, again until none is left (`&amp;lt;`), and each character's source span."""
+    chars, spans = list(text), [(i, i + 1) for i in range(len(text))]
+    for _ in range(8):
+        flat, out, where, i = "".join(chars), [], [], 0
+        while i < len(flat):
+            found = _reference(flat, i) if flat[i] in "&\\%" else None
+            value, end = found or (flat[i], i + 1)
+            out += value
+            where += [(spans[i][0], spans[end - 1][1])] * len(value)
+            i = end
+        if out == chars:
+            break
+        chars, spans = out, where
+    return "".join(chars), spans
+
+
+def _readable(text: str) -> tuple[str, list[tuple[int, int]]]:
+    """The copy the tags are found on (decoded, folded) and, per character, the span of `text` it came from."""
+    decoded, spans = _decoded(text)
+    out, where = [], []
+    for char, span in zip(decoded, spans):
+        folded = _fold(char)
+        out.append(folded)
+        where += [span] * len(folded)
+    return "".join(out), where
 
 
 def _spelled(name: str) -> str:
-    return r"[\W_]*".join(re.escape(ch) for ch in name.replace("_", ""))
+    return r"(?:[^\w<>]|_)*".join(re.escape(c) for c in "".join(_fold(ch) for ch in name.replace("_", "")))
 
 
-BLOCK_TAG = re.compile(
-    r"<[^<>\w]*(?:" + "|".join(_spelled(n) for n in _BLOCK_NAMES) + r")(?:(?:[^\w<>\n][^<>\n]{0,60}?)?>)?", re.I
-)
-_LOOKALIKES = {
-    **{ch: "-" for ch in "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u2043\ufe58\ufe63\uff0d"},
-    **{ch: "<" for ch in "\u2039\u2329\u27e8\u3008\u02c2\u1438\u276e\u29fc"},
-    **{ch: ">" for ch in "\u203a\u232a\u27e9\u3009\u02c3\u1433\u276f\u29fd"},
-}
+@functools.cache
+def _block_tag() -> re.Pattern:
+    """A block tag on the readable copy: '<', non-letters, a block name (its letters may be split), up to a '>'."""
+    names = "|".join(_spelled(n) for n in _BLOCK_NAMES)
+    return re.compile(r"<[^<>\w]*(?:" + names + r")(?:(?:[^\w<>\n][^<>\n]{0,60}?)?>)?")
 
 
-# HTML character references for the angle brackets (`&lt;`, `&#60;`, `&#x3C;`, with or without the `;`): a model
-# reading `&lt;/remembered_memories&gt;` may take it for the tag itself
-_ENTITY = re.compile(r"&(?:(?P<lt>lt|#0*60|#x0*3c)|(?P<gt>gt|#0*62|#x0*3e));?", re.I)
+def _may_hold_tag(text: str) -> bool:
+    """Cheap first look: only a bracket look-alike or an escape can start a tag (most texts have neither)."""
+    return any(c in "&\\%" or "<" in _fold(c) for c in set(text))
 
 
-def _normalised(text: str) -> tuple[str, list[int]]:
-    """`text` NFKC-normalised character by character, format characters dropped, look-alikes and HTML references
-    for < and > mapped, with the index in `text` of each character of the result."""
-    out, where = [], []
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        entity = _ENTITY.match(text, i) if ch == "&" else None
-        if entity:
-            out.append("<" if entity["lt"] else ">")
-            where.append(i if entity["lt"] else entity.end() - 1)  # a tag starts at its '<', ends after its '>'
-            i = entity.end()
-            continue
-        i += 1
-        if unicodedata.category(ch) == "Cf":
-            continue
-        for n in unicodedata.normalize("NFKC", _LOOKALIKES.get(ch, ch)):
-            out.append(_LOOKALIKES.get(n, n))
-            where.append(i - 1)
-    return "".join(out), where
+class BlockTagPattern:
+    """The block tags in a text as a model reads it (see above), found on the readable copy, given in the original.
+
+    Used like a compiled pattern: `BLOCK_TAG.search(text)`, `BLOCK_TAG.findall(text)` (the original substrings)."""
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Where each tag lies in `text` (start, end), in order, never overlapping."""
+        if not _may_hold_tag(text):
+            return []
+        readable, where = _readable(text)
+        found: list[tuple[int, int]] = []
+        for m in _block_tag().finditer(readable):
+            start, end = where[m.start()][0], where[m.end() - 1][1]
+            if found and start < found[-1][1]:  # two matches from one escape: one span
+                found[-1] = (found[-1][0], max(end, found[-1][1]))
+            else:
+                found.append((start, end))
+        return found
+
+    def findall(self, text: str) -> list[str]:
+        return [text[a:b] for a, b in self.spans(text)]
+
+    def search(self, text: str) -> tuple[int, int] | None:
+        spans = self.spans(text)
+        return spans[0] if spans else None
+
+
+BLOCK_TAG = BlockTagPattern()
 
 
 def neutralise_tags(text: str) -> str:
     """`text` with every tag-like opening or closing memory/summary block tag replaced by '[tag removed]'.
 
-    The one function every path into the system prompt uses (the summary, memories, facts, imported turns and
-    speaker names all reach it through `helpers.memory.summary.system_with_summary` or
-    `helpers.retrieval.inject.format_block`)."""
+    The one function every path into the system prompt uses: `data_block` runs it over a block's whole body (the
+    summary in `helpers.memory.summary.system_with_summary`, the memories in `helpers.retrieval.inject.format_block`).
+    """
     for _ in range(8):  # a replacement can never form a new tag; the loop only guards that claim
-        norm, where = _normalised(text)
-        spans = [(where[m.start()], where[m.end() - 1] + 1) for m in BLOCK_TAG.finditer(norm)]
+        spans = BLOCK_TAG.spans(text)
         if not spans:
             return text
         parts, last = [], 0
         for start, end in spans:
-            parts += [text[last:start], "[tag removed]"]
+            parts += [text[last:start], REMOVED]
             last = end
         text = "".join(parts) + text[last:]
     return text
+
+
+def data_block(open_tag: str, body: str, close_tag: str) -> str:
+    """A block of data for the system prompt: `body` checked whole, as the model will read it, between the tags."""
+    return f"{open_tag}{neutralise_tags(body)}{close_tag}"

@@ -338,9 +338,7 @@ WINGS = {
     "sim": "taught",
     "db": "plumbing",
     "offline": "plumbing",
-    # the memory tool (issue 33): taught core once its chapter, 06_memory_tool, exists; until then it claims the
-    # plumbing wing (its docstrings say so) and moves to "taught" with that notebook
-    "memory_tool": "plumbing",
+    "memory_tool": "taught",  # the memory tool (issue 33), taught in 06_memory_tool
     "tools": "tool",
     "bench": "tool",
 }

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from helpers.bench.compare import add_compare
 from helpers.bench.cost import add_cost
+from helpers.bench.kinds import add_kinds
 from helpers.bench.load import add_load
 from helpers.bench.longmem.command import add_longmem
 from helpers.bench.longmem.floor import add_floor
@@ -25,6 +26,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_load,
     add_longmem,
     add_floor,
+    add_kinds,
 ]
 
 

@@ -7,11 +7,12 @@ import time
 import uuid
 
 import numpy as np
-import pymongo
 from pymongo import monitoring
 
 from helpers.bench.common import positive_int, print_figures, time_model_calls
 from helpers.config import Settings, load_settings
+from helpers.db.auth import local_client
+from helpers.db.instance import server_paths
 from helpers.db.server import ensure_local_server
 from helpers.db.store import Store
 from helpers.memory import BoundedMemory
@@ -41,7 +42,8 @@ def measure_overhead(turns: int = 100, budget: int = 300, settings: Settings | N
 
     commands = Commands()
     uri = ensure_local_server(settings.data_dir)
-    mongo = pymongo.MongoClient(uri, event_listeners=[commands], tz_aware=True, journal=True)  # as open_store
+    root = server_paths(settings.data_dir).root  # logged in as open_store is (helpers.db.auth)
+    mongo = local_client(uri, root, event_listeners=[commands], tz_aware=True, journal=True)
     db_name = f"bench_overhead_{uuid.uuid4().hex[:8]}"
     store = Store(client=mongo, db=mongo[db_name], kind="local", uri=uri, data_dir=settings.data_dir)
     store.ensure_indexes()

@@ -1,4 +1,4 @@
-"""Is the answer in the request? Whole-word, case-insensitive matching of gold answers in what the model would read. Tools for 06_elephant, section "Your elephant against the package's".
+"""Is the answer in the request? Whole-word, case-insensitive matching of gold answers in what the model would read. Tools for 07_elephant, section "Your elephant against the package's".
 
 A substring test says "teal" is in "steal"; here an answer counts only where it stands as words of its own
 (apostrophes, hyphens and punctuation around it are fine; whitespace inside it may differ).

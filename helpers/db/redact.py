@@ -109,6 +109,8 @@ def scrub_secrets(text: str, uri: str) -> str:
     authority = rest if sep else uri
     secret = authority[: authority.rfind("@")] if "@" in authority else ""
     pieces = {secret, *re.split(r"[:@/?&=;,]", secret)}
+    if not sep:  # not a connection string at all (a bare password?): none of it may be shown, in any case
+        pieces.add(uri.strip())
     for piece in sorted((p for p in pieces if len(p) >= 3), key=len, reverse=True):
-        text = text.replace(piece, HIDDEN)
+        text = re.sub(re.escape(piece), HIDDEN, text, flags=re.IGNORECASE)  # the driver lower-cases host names
     return text

@@ -1,24 +1,31 @@
-"""Plumbing: the local SecantusDB server (spawn, lock, stop, status), one per data dir, shared by every process.
+"""Plumbing: the local SecantusDB server (start, adopt, stop, status), one per data dir, shared by every process.
 
 SecantusDB is GPL-2.0, so it is only ever run as a separate process and spoken to over the wire; it is never
 imported. helpers.db.store.open_store starts it on demand. Terminal: `python -m helpers.db.server status|start|stop`
-(`python -m helpers.db.store ...` does the same). helpers.db.instance finds the server on disk and among processes.
+(`python -m helpers.db.store ...` does the same). helpers.db.instance finds the server on disk and among processes;
+helpers.db.launch starts one process; helpers.db.auth gives it its one user (it runs with --auth); `status` says
+when it answers ping but every command fails (a panicked storage engine, e.g. on a full disk: helpers.db.health).
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
-import shutil
-import subprocess
 import sys
-import time
-from collections.abc import Iterator
-from datetime import datetime, timezone
 from pathlib import Path
 
 from helpers.config import load_settings
+from helpers.db.auth import (
+    AuthProblem,
+    authenticated_problem,
+    ensure_credentials,
+    keep_only_ours,
+    local_client,
+    mark_provisioned,
+    provision,
+    read_credentials,
+)
+from helpers.db.health import disk_problem
 from helpers.db.instance import (
     HOST,
     SERVER_BINARY,
@@ -32,8 +39,10 @@ from helpers.db.instance import (
     server_pids,
     write_record,
 )
-from helpers.db.processes import free_port, pid_running, port_of, port_open, terminate
+from helpers.db.launch import StoreError, StoreUnavailable, launch, server_lock
+from helpers.db.processes import cmdline, pid_running, port_of, port_open, terminate
 from helpers.db.redact import redact_uri
+from helpers.db.scrub import recover, scrub
 
 __all__ = [
     "StoreError",
@@ -44,178 +53,101 @@ __all__ = [
     "local_server_status",
     "server_log_path",
     "server_data_path",
+    "erase_deleted",
     "main",
 ]
 
-START_TIMEOUT_S = 20.0  # bounded wait for the first ping after starting the server
 STOP_TIMEOUT_S = 15.0  # SIGTERM grace period before SIGKILL (a clean stop takes ~3 s)
-LOCK_TIMEOUT_S = 60.0  # waiting for another process that is starting/stopping the server
-
-# The launcher runs the daemon as a grandchild and exits at once, so the server is
-# re-parented away from the caller (a notebook kernel, pytest) and never becomes its
-# zombie. Output goes to the log file only: never to the caller's stdout/stderr pipes.
-_LAUNCHER = (
-    "import subprocess, sys\n"
-    "log = open(sys.argv[1], 'ab')\n"
-    "p = subprocess.Popen(sys.argv[2:], stdin=subprocess.DEVNULL, stdout=log, stderr=log,\n"
-    "                     start_new_session=True, close_fds=True)\n"
-    "print(p.pid)\n"
-)
 
 
-class StoreError(RuntimeError):
-    """A store operation failed in a way the caller should see (e.g. seq allocation gave up)."""
-
-
-class StoreUnavailable(StoreError):
-    """No usable database: the message says which setting or command fixes it. Taught in 04."""
-
-
-def _find_server_binary() -> Path | None:
-    """The `secantusd-py` console script next to this Python, else on PATH, else None."""
-    candidate = Path(sys.executable).parent / SERVER_BINARY
-    if candidate.exists():
-        return candidate
-    found = shutil.which(SERVER_BINARY)
-    return Path(found) if found else None
-
-
-@contextlib.contextmanager
-def _locked(paths: ServerPaths, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
-    """Hold an exclusive flock on <data_dir>/secantus/server.lock (serialises start/stop across processes)."""
-    import fcntl  # POSIX only; imported here so MONGODB_URI users on Windows can still import this module
-
-    paths.root.mkdir(parents=True, exist_ok=True)
-    deadline = time.monotonic() + timeout
-    with open(paths.lock, "a+") as handle:
-        while True:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise StoreUnavailable(
-                        f"Waited {timeout:.0f} s for {paths.lock}, held by another process that is starting or "
-                        "stopping the local SecantusDB server; retry, or run `python -m helpers.db.server status`."
-                    ) from None
-                time.sleep(0.05)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _log_tail(paths: ServerPaths, lines: int = 15) -> str:
-    """The last lines the server wrote since our most recent start header."""
+def _provision(paths: ServerPaths, credentials: dict) -> None:
+    """Give the storage our user: one run without --auth on a fresh port (about a second), then stopped."""
+    pid, port = launch(paths, auth=False)
     try:
-        text = paths.log.read_text(errors="replace")
-    except OSError:
-        return "(no log written)"
-    text = text.rsplit("--- helpers.db.server:", 1)[-1]
-    tail = text.strip().splitlines()[1:][-lines:]
-    return "\n".join("    " + line for line in tail) or "    (log is empty)"
+        provision(local_uri(port), credentials)
+    finally:
+        terminate(pid, STOP_TIMEOUT_S, port)
+    mark_provisioned(paths.root, paths.storage)
 
 
-def _spawn(binary: Path, port: int, paths: ServerPaths) -> int:
-    """Start the daemon fully detached (own session, no inherited pipes); return its pid."""
-    stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    with open(paths.log, "a") as log:
-        log.write(
-            f"\n--- helpers.db.server: {stamp} starting {binary} on {HOST}:{port} (storage {paths.storage}) ---\n"
-        )
-    cmd = [
-        str(binary),
-        "--host",
-        HOST,
-        "--port",
-        str(port),
-        "--storage-path",
-        str(paths.storage),
-        "--log-level",
-        "WARNING",
-    ]
-    done = subprocess.run(
-        [sys.executable, "-I", "-c", _LAUNCHER, str(paths.log), *cmd],
-        cwd=paths.root,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
-    if done.returncode != 0 or not done.stdout.strip().isdigit():
-        raise StoreUnavailable(f"Could not launch {binary}: {done.stderr.strip()[-500:] or 'no output'}")
-    return int(done.stdout.strip())
+def _start(paths: ServerPaths, port: int | None = None) -> str:
+    """Start the server with --auth (provisioning its user first where the storage has none); record it."""
+    try:
+        credentials = ensure_credentials(paths.root)
+        if credentials.get("provisioned") != str(paths.storage) or not (paths.storage / "WiredTiger").exists():
+            _provision(paths, credentials)
+        for attempt in range(2):
+            pid, port = launch(paths, port=port)
+            problem = authenticated_problem(local_uri(port), credentials)
+            if problem is None:
+                break
+            terminate(pid, STOP_TIMEOUT_S, port)
+            if attempt or problem != "authentication failed":
+                disk = disk_problem(paths.root.parent, paths.log)
+                raise StoreUnavailable(
+                    f"The local SecantusDB server started but does not work ({problem}): "
+                    + (disk if disk else f"read the log {paths.log}")
+                    + "."
+                )
+            _provision(paths, credentials)  # the storage holds another password (credentials replaced): reset it
+        with local_client(local_uri(port), paths.root, serverSelectionTimeoutMS=5000) as client:
+            keep_only_ours(client, credentials)
+    except AuthProblem as err:
+        raise StoreUnavailable(str(err)) from None
+    write_record(paths, pid, port)
+    return local_uri(port)
 
 
-def _wait_ready(pid: int, port: int, deadline: float) -> str | None:
-    """None once the server answers a ping; otherwise why it did not."""
-    while time.monotonic() < deadline:
-        if not pid_running(pid):
-            return "the server process exited"
-        if not port_open(port):
-            time.sleep(0.05)
-            continue
-        if ping(local_uri(port)):
-            return None
-    return f"no answer to ping within {START_TIMEOUT_S:.0f} s"
-
-
-def _start(paths: ServerPaths) -> str:
-    binary = _find_server_binary()
-    if binary is None:
-        raise StoreUnavailable(
-            f"SecantusDB's `{SERVER_BINARY}` was not found next to {sys.executable} or on PATH; install the "
-            "pinned requirements (`pip install -r requirements.txt`), or set MONGODB_URI to use another server."
-        )
-    paths.storage.mkdir(parents=True, exist_ok=True)
-    deadline = time.monotonic() + START_TIMEOUT_S
-    for _attempt in range(3):
-        port = free_port()
-        pid = _spawn(binary, port, paths)
-        problem = _wait_ready(pid, port, deadline)
-        if problem is None:
-            write_record(paths, pid, port)
-            return local_uri(port)
-        if pid_running(pid):
-            terminate(pid, timeout=5.0, port=port)
-        tail = _log_tail(paths)
-        if "Address already in use" in tail and time.monotonic() < deadline:
-            continue  # another program grabbed the port between our probe and the bind
-        hint = ""
-        if "resource busy" in tail.lower():
-            holders = [p for p in server_pids(paths.storage) if p != pid]
-            who = f"process {holders}" if holders else "another process"
-            hint = f" {who} already holds this data dir (see `pgrep -af secantusd`); stop it first."
-        raise StoreUnavailable(
-            f"The local SecantusDB server did not start ({problem}).{hint} Retry with "
-            f"`python -m helpers.db.server start`, read the log {paths.log}, or set MONGODB_URI to use another "
-            f"server. Last lines of the log:\n{tail}"
-        )
-    raise StoreUnavailable(f"No free port for the local SecantusDB server; see {paths.log}.")
+def _problem(paths: ServerPaths, uri: str) -> str | None:
+    """None if the server was started with --auth and our user can log in and run a command; else what is wrong."""
+    record = read_record(paths) or {}
+    args = cmdline(record["pid"]) if isinstance(record.get("pid"), int) else None
+    if args is not None and "--auth" not in args:
+        return "started without --auth by an older version of the helpers"
+    try:
+        credentials = read_credentials(paths.root)
+    except AuthProblem as err:
+        return str(err)
+    if credentials is None:
+        return f"no credentials in {paths.root}"
+    return authenticated_problem(uri, credentials)
 
 
 def ensure_local_server(data_dir: str | os.PathLike) -> str:
     """Reuse the live local server for `data_dir`, or start one; return its URI. Taught in 04."""
     paths = server_paths(data_dir)
     uri = live_uri(paths)
-    if uri:
+    if uri and _problem(paths, uri) is None:
         return uri
-    with _locked(paths):
+    with server_lock(paths):
         uri = live_uri(paths)  # someone may have started it while we waited for the lock
-        if uri:
+        if uri and _problem(paths, uri) is None:
             return uri
-        record = read_record(paths)
-        if record:  # stale: dead pid, or alive but not answering
+        recover(paths)  # a scrub killed part-way (helpers.db.scrub) is finished or undone before any start
+        record = read_record(paths) or {}
+        port = record.get("port") if record.get("reuse_port") and isinstance(record.get("port"), int) else None
+        if record:  # stale: dead, not answering, panicked (ping works, commands fail), or open without --auth
             pid = record.get("pid")
             if pid_running(pid) and is_our_server(pid, paths.storage):
                 terminate(pid, STOP_TIMEOUT_S, port_of(pid))
             paths.record.unlink(missing_ok=True)
-        for pid in server_pids(paths.storage):  # running without a record (record deleted): adopt it
-            port = port_of(pid)
-            if port and ping(local_uri(port)):
-                write_record(paths, pid, port)
-                return local_uri(port)
-        return _start(paths)
+        for pid in server_pids(paths.storage):  # running without a record (record deleted): adopt it if it works
+            found = port_of(pid)
+            if found and ping(local_uri(found)):
+                write_record(paths, pid, found)
+                if _problem(paths, local_uri(found)) is None:
+                    return local_uri(found)
+            terminate(pid, STOP_TIMEOUT_S, found)
+            paths.record.unlink(missing_ok=True)
+        return _start(paths, port)
+
+
+def erase_deleted(data_dir: str | os.PathLike) -> dict:
+    """After deleting documents (helpers.memory.forget): rewrite the local server's files without a byte of them
+    (helpers.db.scrub), then start it again where its clients look for it. Returns what scrub reports."""
+    done = scrub(data_dir)
+    ensure_local_server(data_dir)
+    return done
 
 
 def stop_local_server(data_dir: str | os.PathLike, timeout: float = STOP_TIMEOUT_S) -> bool:
@@ -223,7 +155,7 @@ def stop_local_server(data_dir: str | os.PathLike, timeout: float = STOP_TIMEOUT
     paths = server_paths(data_dir)
     if not paths.root.exists():
         return False
-    with _locked(paths):
+    with server_lock(paths):
         record = read_record(paths) or {}
         pids = []
         pid = record.get("pid")
@@ -243,8 +175,16 @@ def local_server_status(data_dir: str | os.PathLike) -> dict:
     port = record.get("port") if isinstance(record.get("port"), int) else None
     alive = pid_running(record.get("pid")) and is_our_server(record["pid"], paths.storage)
     running = bool(alive and port and port_open(port) and ping(local_uri(port), 1000))
+    problem = _problem(paths, local_uri(port)) if running else None
+    if problem and problem.startswith("commands fail"):  # answers ping, every command fails: a panicked engine
+        disk = disk_problem(paths.root.parent, paths.log)
+        problem = f"it answers ping but every command fails ({problem[15:]}): " + (
+            disk or f"its storage engine stopped; read the log {paths.log}, then stop and start it"
+        )
     return {
         "running": running,
+        "healthy": running and problem is None,
+        "problem": problem,
         "pid": record.get("pid") if alive else None,
         "host": HOST if port else None,
         "port": port,
@@ -273,7 +213,10 @@ def server_data_path(data_dir: str | os.PathLike) -> Path:
 
 
 def _print_status(status: dict) -> None:
-    if status["running"]:
+    if status["running"] and status["problem"]:
+        print(f"local SecantusDB server: running (pid {status['pid']}) at {status['uri']} but NOT WORKING:")
+        print(f"  {status['problem']}")
+    elif status["running"]:
         print(f"local SecantusDB server: running (pid {status['pid']}) at {status['uri']}")
         print(f"  started: {status['started_at']}")
     else:
@@ -301,14 +244,14 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "status":
             status = local_server_status(settings.data_dir)
             _print_status(status)
-            return 0 if status["running"] else 1
+            return 0 if status["healthy"] else 1
         if args.command == "start":
             was_running = local_server_status(settings.data_dir)["running"]
             ensure_local_server(settings.data_dir)
             status = local_server_status(settings.data_dir)
             print("already running" if was_running else "started")
             _print_status(status)
-            return 0 if status["running"] else 1
+            return 0 if status["healthy"] else 1
         before = local_server_status(settings.data_dir)
         if stop_local_server(settings.data_dir):
             pid = f" (pid {before['pid']})" if before["pid"] else ""

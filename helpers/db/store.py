@@ -18,7 +18,10 @@ from pymongo import ASCENDING, MongoClient, ReturnDocument
 from pymongo.errors import DuplicateKeyError, PyMongoError
 
 from helpers.config import Settings, load_settings
+from helpers.db.auth import AuthProblem, local_client
 from helpers.db.checks import RESERVED, check_fields, check_id, check_int, now_ms
+from helpers.db.health import disk_problem
+from helpers.db.instance import server_paths
 from helpers.db.logs import SessionLogs
 from helpers.db.redact import HIDDEN, redact_uri, scrub_secrets
 from helpers.db.server import StoreError, StoreUnavailable, ensure_local_server, main, server_data_path, server_log_path
@@ -111,6 +114,15 @@ class Store(SessionLogs):
         """Close the client's connections."""
         self.client.close()
 
+    def disk_problem(self) -> str | None:
+        """For the local server: a sentence naming the data directory and its full disk, if it is full; else None."""
+        if self.kind != "local" or self.data_dir is None:
+            return None
+        try:
+            return disk_problem(self.data_dir, server_log_path(self.data_dir))
+        except OSError:
+            return None
+
     def reconnect(self) -> bool:
         """After a connection failure: restart the local server if it died and point this store at it.
 
@@ -121,7 +133,7 @@ class Store(SessionLogs):
             return False
         uri = ensure_local_server(self.data_dir)
         if uri != self.uri:  # restarted on another port: the old client can never reach it
-            old, self.client = self.client, _local_client(uri)
+            old, self.client = self.client, _local_client(uri, self.data_dir)
             self.db, self.uri = self.client[self.db.name], uri
             self._last_seq.clear()
             old.close()
@@ -170,6 +182,12 @@ class Store(SessionLogs):
         doc.pop("_id", None)
         return doc
 
+    def session_created_at(self, user_id: str, session_id: str) -> Any:
+        """When the session document was created (None if there is none): a session erased and made again has
+        another value, which is how a running memory notices an erasure (helpers.memory.bounded)."""
+        doc = self.sessions.find_one(self._key(user_id, session_id), {"created_at": 1, "_id": 0})
+        return doc.get("created_at") if doc else None
+
     def save_session(self, user_id: str, session_id: str, expected_version: int, fields: dict) -> dict | None:
         """Set `fields` and bump version iff it is still `expected_version`; the new doc, or None on conflict."""
         query = {**self._key(user_id, session_id), "version": check_int("expected_version", expected_version)}
@@ -210,6 +228,10 @@ def _open_uri(uri: str, db_name: str) -> Store:
     if "serverselectiontimeoutms" not in uri.lower():
         options["serverSelectionTimeoutMS"] = URI_TIMEOUT_MS
     try:  # a URI whose credentials the driver cannot split never reaches it (it would look part of them up in DNS)
+        if shown == HIDDEN:  # no mongodb:// scheme: the driver would take the whole value (a password?) for a host
+            raise ValueError(
+                "it does not start with mongodb:// or mongodb+srv:// (the value is not shown: it may be a secret)"
+            )
         if shown.endswith("://" + HIDDEN):
             raise ValueError("its user or password has an unescaped '@', ':', '/', '?' or '%': percent-encode it")
         client: MongoClient = MongoClient(uri, **options)
@@ -233,10 +255,16 @@ def _open_uri(uri: str, db_name: str) -> Store:
     return store
 
 
-def _local_client(uri: str) -> MongoClient:
-    """A client for the local server with writeConcern j=true: each write is in the server's journal on disk before
-    it is acknowledged. Without it a killed server (SIGKILL) loses every write since its last checkpoint."""
-    return MongoClient(uri, tz_aware=True, serverSelectionTimeoutMS=URI_TIMEOUT_MS, journal=True)
+def _local_client(uri: str, data_dir: Path) -> MongoClient:
+    """A client for the local server, logged in as its user (helpers.db.auth), with writeConcern j=true: each write
+    is in the server's journal on disk before it is acknowledged. Without it a killed server (SIGKILL) loses every
+    write since its last checkpoint."""
+    try:
+        return local_client(
+            uri, server_paths(data_dir).root, tz_aware=True, serverSelectionTimeoutMS=URI_TIMEOUT_MS, journal=True
+        )
+    except AuthProblem as err:
+        raise StoreUnavailable(str(err)) from None
 
 
 def open_store(settings: Settings | None = None, *, fallback: bool = True) -> Store:
@@ -262,7 +290,7 @@ def open_store(settings: Settings | None = None, *, fallback: bool = True) -> St
         print(f"WARNING: {message}", file=sys.stderr)
         warnings.warn(message, StoreWarning, stacklevel=2)
         return mongomock_store(s.db_name)
-    client = _local_client(uri)
+    client = _local_client(uri, Path(s.data_dir))
     store = Store(client, client[s.db_name], "local", uri, Path(s.data_dir))
     store.ensure_indexes()
     return store

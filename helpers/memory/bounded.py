@@ -118,6 +118,7 @@ class BoundedMemory(SessionCommit, SessionState, MemoryBase):
         }
         self.last: dict = {}
         self.recall: Recall | None = None  # what the retriever added to the last request built
+        self.life: Any = None  # created_at of the session this object works on; gone or another: it was erased
         self.retriever = retriever
         if retriever is not None:
             retriever.attach(self)
@@ -142,6 +143,8 @@ class BoundedMemory(SessionCommit, SessionState, MemoryBase):
     def load(self, create: bool = True) -> dict:
         """The session document; a missing one is created under the same id (or, with create=False, built in memory)."""
         doc = self.store.load_session(self.user_id, self.session_id)
+        if self.life is not None and (doc or {}).get("created_at") != self.life:
+            self.forgotten()  # the user was erased (helpers.memory.forget) while this object ran
         if doc is None:
             if not create:
                 return self._fresh()
@@ -151,7 +154,21 @@ class BoundedMemory(SessionCommit, SessionState, MemoryBase):
                 self.session_id,
                 {k: v for k, v in fresh.items() if k not in ("user_id", "session_id", "version")},
             )
+        self.life = doc.get("created_at")
         return {**self._fresh(), **doc}
+
+    def forgotten(self) -> None:
+        """The session was erased under this running memory: drop what it holds (the last request, what the
+        retriever keeps) and start afresh; nothing of the erased conversation is written back."""
+        self.life, self.recall, self.last = None, None, {}
+        self.stats["erased"] = self.stats.get("erased", 0) + 1
+        if hasattr(self.retriever, "forgotten"):
+            self.retriever.forgotten()
+
+    def alive(self, life: Any) -> bool:
+        """True while the session this object saw as `life` still exists (not erased since): work for it may be
+        written. One indexed lookup."""
+        return life is not None and self.store.session_created_at(self.user_id, self.session_id) == life
 
     def system_prompt(self, session: dict) -> str:
         """Persona plus the session's summary, marked as data."""
@@ -244,7 +261,7 @@ class BoundedMemory(SessionCommit, SessionState, MemoryBase):
         try:
             result = self._turn(text)
         except (PyMongoError, StoreError) as err:  # the database failed: a clear message, not a stack trace
-            raise TurnError(explain_store(err), text, err) from err
+            raise TurnError(explain_store(err, self.store), text, err) from err
         if self.retriever is not None:
             self.retriever.after_turn(result)
         return result

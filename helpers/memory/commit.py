@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 import time
 
-from helpers.memory.errors import SessionConflict
+from helpers.memory.errors import SessionConflict, TurnError
 from helpers.memory.fold import committed_exchanges, confirm_turns, rebase, settle_interrupted, summary_fields
 from helpers.memory.pending import fold_pending
 from helpers.memory.summary import merge_summary
@@ -118,11 +118,14 @@ class SessionCommit:
         info.update(minfo)
         handled = {m.get("seq") for m in read["pending"]} - {m.get("seq") for m in merged.get("pending", [])}
         turns = list(dict.fromkeys(m["turn"] for m in exchange if m.get("turn")))
+        life = self.life
         for attempt in range(self.MAX_SAVE_ATTEMPTS):
             if attempt:
                 self.stats["conflicts"] += 1
                 time.sleep(random.uniform(0, 0.005 * (attempt + 1)))
                 session = self.load()
+                if life is not None and self.life != life:  # erased while this turn ran: it was built on erased data
+                    self._drop_erased(turns, exchange)
                 fields, _ = self._place(session, exchange, self.base_tokens(session))
                 if merged:
                     merged = rebase(merged, read, {**session, **fields}, handled)
@@ -149,6 +152,19 @@ class SessionCommit:
         raise SessionConflict(
             f"session {self.session_id!r} changed {self.MAX_SAVE_ATTEMPTS} times while saving; "
             "the exchange is kept in the logs: run --rebuild"
+        )
+
+    def _drop_erased(self, turns: list[str], exchange: list[dict]) -> None:
+        """The user was erased during this turn: delete what the turn logged (its request and reply came from the
+        erased conversation; found by turn id, never by seq, which a new conversation reuses) and fail the turn."""
+        if turns:
+            self.store.logs.delete_many(
+                {"user_id": self.user_id, "session_id": self.session_id, "turn": {"$in": turns}}
+            )
+        raise TurnError(
+            "this user's data was erased while the turn ran, so nothing of the turn was kept; send the message again "
+            "to start a new conversation",
+            next((m["content"] for m in exchange if m.get("role") == "user"), ""),
         )
 
     def settle_interrupted(self) -> dict:

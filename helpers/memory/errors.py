@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import anthropic
 
 from helpers.db.store import short_reason
@@ -56,8 +58,12 @@ def explain(err: anthropic.APIError) -> str:
     return f"the model call failed: {err.__class__.__name__}; your message is saved — try again."
 
 
-def explain_store(err: BaseException) -> str:
-    """A clear, one-line message for a failed database operation during a turn."""
+def explain_store(err: BaseException, store: Any = None) -> str:
+    """A clear, one-line message for a failed database operation during a turn (naming a full disk, if that is it)."""
+    disk = store.disk_problem() if hasattr(store, "disk_problem") else None
+    if disk:
+        reason = (getattr(err, "details", None) or {}).get("errmsg") or short_reason(err)
+        return f"the database could not write ({reason}): {disk}."
     return (
         f"the database failed during this turn ({short_reason(err)}); the turn may not have been saved. "
         "Check the store (`python -m helpers.db.store status` for the local server, or MONGODB_URI) and try again."

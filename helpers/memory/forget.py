@@ -6,16 +6,23 @@ hard-coded list, so a collection added later cannot keep a copy), after dropping
 caches of the given indexes. Facts are `memories` documents of kind "fact", so they go with the memories; the
 memory tool's files and their audit trail (`memory_files`, `memory_audit`: helpers/memory_tool) go the same way.
 Other users' documents are never touched: every delete is filtered by `user_id`.
+
+Deleting is not yet erasing: a database keeps copies of what it deleted (its journal and data files, a replica
+set's oplog, backups). `--forget-user` therefore also rewrites the local server's files (helpers.db.scrub), and on
+MONGODB_URI says what the operator must do; a running chat of the user notices its session is gone and starts
+afresh rather than write the user back (`BoundedMemory.forgotten`), and long-term memory (helpers.memory.long_term,
+which takes `ErasureGuard`) writes an exchange's memories only while the session it came from exists, undoing a
+write the erasure overtook.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from helpers.retrieval.schema import check_user_id
 
-__all__ = ["forget_user", "documents_of"]
+__all__ = ["forget_user", "documents_of", "ErasureGuard"]
 
 
 def documents_of(store: Any, user_id: str) -> dict[str, int]:
@@ -44,8 +51,41 @@ def forget_user(store: Any, user_id: str, *, indexes: Iterable[Any] = (), memori
         indexes += [i for i in (getattr(long_term, "index", None), getattr(facts, "index", None)) if i is not None]
     for index in {id(i): i for i in indexes}.values():
         index.delete_user(user_id)  # memories collection + this process's cache of them
-    deleted = {
-        name: store.db[name].delete_many({"user_id": user_id}).deleted_count
-        for name in sorted(store.db.list_collection_names())
-    }
+    # Sessions first: a chat of this user running elsewhere sees its session gone at its next step and starts
+    # afresh instead of writing the user back (helpers.memory.bounded); a second pass takes what it wrote meanwhile.
+    names = sorted(store.db.list_collection_names(), key=lambda name: (name != "sessions", name))
+    deleted = dict.fromkeys(names, 0)
+    for _ in range(2):
+        for name in names:
+            deleted[name] += store.db[name].delete_many({"user_id": user_id}).deleted_count
     return {"user_id": user_id, "deleted": deleted, "total": sum(deleted.values())}
+
+
+class ErasureGuard:
+    """LongTermMemory's guard against writing an erased user back (it sets `memory`, `index`, `facts`, `_retry`)."""
+
+    def _written_while_alive(self, life: Any, seqs: list, write: Callable[[], Any]) -> bool:
+        """Run `write` (this session's memories for log entries `seqs`) only while the session of `life` exists,
+        and undo it if the user was erased meanwhile. False when nothing was (or stays) written."""
+        memory = self.memory
+        if not memory.alive(life):
+            memory.stats["memory_erased"] = memory.stats.get("memory_erased", 0) + 1
+            return False
+        write()
+        if memory.alive(life):
+            return True
+        seqs = [s for s in seqs if s is not None]
+        memory.store.memories.delete_many(
+            {"user_id": memory.user_id, "source.session_id": memory.session_id, "source.seq": {"$in": seqs}}
+        )
+        self.forgotten()
+        memory.stats["memory_erased"] = memory.stats.get("memory_erased", 0) + 1
+        return False
+
+    def forgotten(self) -> None:
+        """The session was erased while this process ran: drop the retries, the last ranking and the index's cache
+        of the user, so nothing erased is retrieved or written back."""
+        self._retry.clear()
+        self.ranked = []
+        for index in {id(i): i for i in (self.index, getattr(self.facts, "index", None)) if i is not None}.values():
+            index.invalidate(self.memory.user_id)

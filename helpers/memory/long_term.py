@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from functools import partial
 from typing import Any
 
 import anthropic
@@ -12,6 +13,7 @@ from helpers.conversation import strip_meta, text_of
 from helpers.memory.bounded import BoundedMemory
 from helpers.memory.budget import BudgetPolicy, plan
 from helpers.memory.facts import FactMemory, FactWorker
+from helpers.memory.forget import ErasureGuard
 from helpers.memory.history import TurnResult
 from helpers.memory.importer import import_dated
 from helpers.memory.pending import is_retryable
@@ -28,7 +30,7 @@ REQUEST_FRAMING = 12  # tokens the Messages API adds around a request (roles, se
 MESSAGE_FRAMING = 4  # tokens it adds per message (role marker and separator), counted with each window message
 
 
-class LongTermMemory:
+class LongTermMemory(ErasureGuard):
     """Per-user facts and past turns, retrieved per query and packed into the request; the retriever of a BoundedMemory.
 
     Per turn: retrieve facts and earlier turns for the user's message (hybrid ranking, this user only) →
@@ -186,12 +188,14 @@ class LongTermMemory:
         """Background mode: exchanges whose memory write failed are queued again first."""
         if self.worker is not None:
             while self._retry:
-                self.worker.submit(*self._retry.pop(0))
+                user_id, messages, source, life = self._retry.pop(0)
+                self.worker.submit(user_id, messages, source, life=life)
 
     def committed(self, session: dict, exchange: list[dict]) -> None:
         """Inline mode: store the committed exchange (and earlier failures) now; background mode: after the turn."""
-        if self.worker is None:
-            self._remember_committed(session, exchange)
+        if self.worker is None:  # never for a user erased meanwhile (helpers.memory.forget)
+            seqs = [m.get("seq") for m in [*exchange, *(session.get("facts_pending") or [])]]
+            self._written_while_alive(self.memory.life, seqs, lambda: self._remember_committed(session, exchange))
 
     def after_turn(self, result: TurnResult) -> None:
         """Background mode: index both turns now and queue the fact extraction."""
@@ -202,10 +206,9 @@ class LongTermMemory:
             {"role": "user", "content": text_of(result.request["messages"][-1]), "seq": result.user_seq},
             {"role": "assistant", "content": result.reply, "seq": result.assistant_seq},
         ]
-        self._index_turns(exchange)
-        self.worker.submit(
-            memory.user_id, [strip_meta(m) for m in exchange], {"session_id": memory.session_id, "seq": result.user_seq}
-        )
+        life, source = memory.life, {"session_id": memory.session_id, "seq": result.user_seq}
+        if self._written_while_alive(life, [m["seq"] for m in exchange], lambda: self._index_turns(exchange)):
+            self.worker.submit(memory.user_id, [strip_meta(m) for m in exchange], source, life=life)
 
     def _index_turns(self, exchange: list[dict], when: Any = None) -> None:
         if self.units == "turns":
@@ -216,16 +219,17 @@ class LongTermMemory:
             ]
             self.index.add_turns(self.memory.user_id, self.memory.session_id, units)
 
-    def _remember_job(self, user_id: str, messages: list[dict], source: dict) -> None:
+    def _remember_job(self, user_id: str, messages: list[dict], source: dict, life: Any = None) -> None:
         try:
-            self.facts.remember(user_id, messages, source, episode=self.units == "exchanges")
+            remember = partial(self.facts.remember, user_id, messages, source, episode=self.units == "exchanges")
+            self._written_while_alive(life, [source.get("seq")], remember)
         except Exception as err:
             # retried on the next turn, as inline mode does: a non-retryable model error (400/404 …) is given up
             # on and counted, and the list keeps at most FACTS_PENDING_MAX (the oldest are given up on)
             if isinstance(err, anthropic.APIError) and not is_retryable(err):
                 self.memory.stats["memory_skipped"] += 1
             else:
-                self._retry.append((user_id, messages, source))
+                self._retry.append((user_id, messages, source, life))
                 while len(self._retry) > self.FACTS_PENDING_MAX:
                     self._retry.pop(0)
                     self.memory.stats["memory_skipped"] += 1

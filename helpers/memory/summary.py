@@ -10,7 +10,7 @@ from helpers import prompts
 from helpers.conversation import format_turns, reply_text
 from helpers.memory.retention import check_retention as _check
 from helpers.memory.retention import extract_facts, fact_present
-from helpers.prompts import neutralise_tags
+from helpers.prompts import data_block
 
 __all__ = [
     "SummaryResult",
@@ -116,9 +116,8 @@ def merge_summary(
 def system_with_summary(persona: str, summary: str | None) -> str:
     """The request's system prompt: the persona, then the summary clearly marked as data about the past.
 
-    Block tags inside the summary (e.g. a user's injected `</conversation_summary>`) are neutralised, so the
-    summary cannot close its block early and pose as instructions."""
+    Block tags inside the summary (e.g. a user's injected `</conversation_summary>`, in any look-alike or escaped
+    form) are neutralised, so the summary cannot close its block early and pose as instructions."""
     if not summary:
         return persona
-    summary = neutralise_tags(summary)
-    return f"{persona}\n\n{prompts.SUMMARY_OPEN}{summary}{prompts.SUMMARY_CLOSE}"
+    return f"{persona}\n\n{data_block(prompts.SUMMARY_OPEN, summary, prompts.SUMMARY_CLOSE)}"

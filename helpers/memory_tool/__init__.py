@@ -1,6 +1,6 @@
-"""Plumbing: memory the model keeps itself: the platform's memory tool (`memory_20250818`) on MongoDB, per user,
-and the chat stage that runs it. (Not yet taught: the memory-tool chapter, 06_memory_tool, will teach this folder;
-until that notebook exists its modules claim the plumbing wing, as tests/test_layout.py accepts.)
+"""Memory the model keeps itself. Taught in 06_memory_tool, section 'Watch the model use it'.
+
+The platform's memory tool (`memory_20250818`) on MongoDB, per user, and the chat stage that runs it.
 
 Read in this order: paths.py (every path confined to /memories), views.py (what `view` shows), commands.py (the
 six commands and their documented texts), storage.py (one MongoDB document per user under a version guard, and

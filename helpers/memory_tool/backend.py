@@ -1,5 +1,7 @@
-"""Plumbing: `MongoMemoryTool`, the platform's memory tool (`memory_20250818`) with each user's `/memories` in
-MongoDB: a `BetaAbstractMemoryTool` the SDK's tool runner calls. (Not yet taught: 06_memory_tool will teach it.)
+"""`MongoMemoryTool`, the memory tool on MongoDB. Taught in 06_memory_tool, section 'The tool and its six commands'.
+
+The platform's memory tool (`memory_20250818`) with each user's `/memories` in MongoDB: a `BetaAbstractMemoryTool`
+the SDK's tool runner calls.
 
 One command, start to end: check its paths (a refusal is audited) → load the user's files (helpers/memory_tool/
 storage.py) → run the command on them in memory (helpers/memory_tool/commands.py: the documented texts) → if it

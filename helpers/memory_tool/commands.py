@@ -1,5 +1,6 @@
-"""Plumbing: the six memory commands over one user's files, with the documented results and errors.
-(Not yet taught: 06_memory_tool will teach this folder.)
+"""The six memory commands. Taught in 06_memory_tool, section 'The tool and its six commands'.
+
+The six commands over one user's files, with the documented results and errors.
 
 `MemoryTree` holds a user's files as {path: MemoryFile} and runs one command on them in memory; helpers/memory_tool/
 backend.py loads the tree from MongoDB, runs the command, and saves the tree under a version guard. A directory is

@@ -1,5 +1,7 @@
-"""Plumbing: one turn's tool loop: the SDK's `tool_runner` runs the memory commands the model asks for until it
-answers, at most `max_iterations` requests. (Not yet taught: 06_memory_tool will teach this folder.)
+"""One turn's tool loop. Taught in 06_memory_tool, section 'Watch the model use it'.
+
+The SDK's `tool_runner` runs the memory commands the model asks for until it answers, at most `max_iterations`
+requests.
 
 Decisions, stated (helpers/memory_tool/stage.py's turn relies on them):
 - The loop is `client.beta.messages.tool_runner`, live and offline alike: the runner sends each request, runs

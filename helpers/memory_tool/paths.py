@@ -1,6 +1,6 @@
-"""Plumbing: every memory-tool path confined to `/memories`, or refused with a message the model can act on.
+"""Every memory-tool path confined to `/memories`. Taught in 06_memory_tool, section 'Paths stay under /memories'.
 
-(Not yet taught: the memory-tool chapter, 06_memory_tool, will teach this folder; see helpers/__init__.py.)
+A path outside it is refused with a message the model can act on.
 
 The model names files by path (`/memories/notes.txt`); the store keys them by that path, so nothing here ever
 touches a filesystem, but a path is still checked as strictly as a handler on disk must check it (the docs'

@@ -1,5 +1,6 @@
-"""Plumbing: `MemoryToolMemory`, the chat stage where the model keeps its own memory with the memory tool, per user,
-in MongoDB. (Not yet taught: 06_memory_tool, "memory the model keeps itself", will teach this folder.)
+"""`MemoryToolMemory`, the memory-tool chat stage. Taught in 06_memory_tool, section 'Watch the model use it'.
+
+The chat stage where the model keeps its own memory with the memory tool, per user, in MongoDB.
 
 The same `turn(text)` as every stage (helpers/memory/history.py). One turn:
     load the session {window, version} → request: persona + MEMORY_TOOL_GUIDANCE in `system`, the window + the

@@ -1,5 +1,6 @@
-"""Plumbing: one user's memory files as one MongoDB document under a version guard, and the audit trail of writes.
-(Not yet taught: 06_memory_tool will teach this folder.)
+"""One user's memory files in MongoDB. Taught in 06_memory_tool, section 'Files in MongoDB, per user'.
+
+One MongoDB document per user under a version guard, and the audit trail of writes.
 
 Collection `memory_files`, one document per user (unique index `user` on user_id):
 

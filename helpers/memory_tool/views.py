@@ -1,5 +1,6 @@
-"""Plumbing: what `view` shows: a file with numbered lines (paged by `view_range`, cut to a size), a directory
-listing two levels deep with sizes. (Not yet taught: 06_memory_tool will teach this folder.)
+"""What `view` shows. Taught in 06_memory_tool, section 'The tool and its six commands'.
+
+A file with numbered lines (paged by `view_range`, cut to a size), a directory listing two levels deep with sizes.
 
 Formats from the docs (https://platform.claude.com/docs/en/agents-and-tools/tool-use/memory-tool, "view"):
 "Here's the content of {path} with line numbers:" then each line as its number right-aligned in 6 characters, a

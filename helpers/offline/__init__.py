@@ -34,6 +34,9 @@ next requests to `/v1/messages` fail that way, in order.
                rules in `rules_request`, `rules_messages`, `rules_tools`, `rules_content` and `beta`
 - `media`      images and PDFs: pixel sizes from the real headers, pages and text, their token costs
 - `beta`       the memory tool, context editing and compaction: their rules, and the `Behaviour` hook
+- `memory_policy`   the memory tool spoken: view the directory, read, write what the user states, answer from it
+- `context_editing` `clear_tool_uses_20250919`: old tool results cleared, `applied_edits` reported
+- `compaction`      `compact_20260112`: a summary's compaction block replaces what came before
 - `model`      the model: checks a request, counts it, answers it (tool use, thinking, pre-warm, behaviours)
 - `stream`     a reply as the documented server-sent events
 - `transport`  the httpx2 transport: routes (beta too), streaming, injected faults
@@ -51,8 +54,11 @@ from helpers.offline.bpe import (
 )
 from helpers.offline.cache import DOCS_URL as CACHE_DOCS_URL
 from helpers.offline.cache import MIN_CACHEABLE_TOKENS, PromptCache, SimClock, min_cacheable_tokens
+from helpers.offline.compaction import Compaction
+from helpers.offline.context_editing import ClearToolUses
 from helpers.offline.fact_rules import Fact, find_facts
 from helpers.offline.faults import FAULT_KINDS, FaultPlan, OfflineAPIError
+from helpers.offline.memory_policy import MemoryPolicy
 from helpers.offline.model import MODEL_LABEL, OfflineModel, Request
 from helpers.offline.transport import OfflineTransport
 
@@ -80,4 +86,15 @@ __all__ = [
     "CACHE_DOCS_URL",
     "Behaviour",
     "Reply",
+    "MemoryPolicy",
+    "ClearToolUses",
+    "Compaction",
+    "default_behaviours",
 ]
+
+
+def default_behaviours() -> list[Behaviour]:
+    """The beta behaviours every offline client has (helpers.llm.get_client): the memory tool spoken, context
+    editing, compaction. In this order: the memory policy answers first, then clearing and compaction wrap its
+    reply (the compaction block goes first in the content)."""
+    return [MemoryPolicy(), ClearToolUses(), Compaction()]

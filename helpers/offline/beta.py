@@ -143,12 +143,15 @@ def compaction_blocks(call: Call) -> None:
 @dataclass
 class Reply:
     """What the offline model answers: content blocks, stop reason, extra top-level fields of the Message (e.g.
-    `context_management` with the applied edits) and extra usage fields (e.g. `iterations`)."""
+    `context_management` with the applied edits) and extra usage fields (e.g. `iterations`). `chat`: the last text
+    block is a chat reply to the user, which the model pads to its `reply_tokens` and cuts to `max_tokens` after
+    every behaviour has run (a tool call or a task's output is never padded)."""
 
     content: list[dict]
     stop_reason: str = "end_turn"
     extra: dict = field(default_factory=dict)
     usage: dict = field(default_factory=dict)
+    chat: bool = False
 
 
 class Behaviour:

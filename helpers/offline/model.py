@@ -117,8 +117,17 @@ class OfflineModel:
 
     def count_tokens(self, body: dict | bytes, *, headers=None, beta: bool = False) -> int:
         """`POST /v1/messages/count_tokens`: the request's input tokens (caching plays no part)."""
+        return self.count_tokens_reply(body, headers=headers, beta=beta)["input_tokens"]
+
+    def count_tokens_reply(self, body: dict | bytes, *, headers=None, beta: bool = False) -> dict:
+        """The count_tokens response: `input_tokens` of the request as the model reads it (after context editing);
+        with `context_management` in the request, also `context_management.original_input_tokens`, the count before
+        any edit (docs: context-editing, "Token counting")."""
         call = self.check(body, "count_tokens", headers=headers, beta=beta)
-        return request_tokens(self._prepared(call).body)
+        counted = {"input_tokens": request_tokens(self._prepared(call).body)}
+        if call.body.get("context_management") is not None:
+            counted["context_management"] = {"original_input_tokens": request_tokens(call.body)}
+        return counted
 
     def _prepared(self, call: Call) -> Request:
         """The request after the behaviours' `prepare` (what the model reads and counts)."""
@@ -147,21 +156,25 @@ class OfflineModel:
                     "tool_use",
                 )
             text = json.dumps(data)
-        else:
-            text = chat_reply(req.system, req.turns)
-            if self.reply_tokens:
-                text = pad_reply(text, min(self.reply_tokens, req.max_tokens))
-        stop_reason = "end_turn"
-        if count_text_tokens(text) > req.max_tokens:
-            text = truncate_to_tokens(text, req.max_tokens)
-            stop_reason = "max_tokens"
-        return Reply([{"type": "text", "text": text}], stop_reason)
+        else:  # a compaction block's summary is read like a summary block (the API continues from it)
+            summaries = "".join(
+                f"\n\n<conversation_summary>\n{b['content']}\n</conversation_summary>"
+                for m in req.messages
+                for b in (m["content"] if isinstance(m["content"], list) else [])
+                if isinstance(b, dict) and b.get("type") == "compaction" and b.get("content")
+            )
+            return Reply([{"type": "text", "text": chat_reply(req.system + summaries, req.turns)}], chat=True)
+        return _within(Reply([{"type": "text", "text": text}]), req.max_tokens)
 
     def _reply(self, req: Request) -> Reply:
         reply = self._answer(req)
         for b in self.behaviours:
             if b.applies(req.features):
                 reply = b.respond(req.body, reply)
+        if reply.chat and reply.content and reply.content[-1].get("type") == "text":
+            if self.reply_tokens:
+                reply.content[-1]["text"] = pad_reply(reply.content[-1]["text"], min(self.reply_tokens, req.max_tokens))
+            reply = _within(reply, req.max_tokens)
         if req.call.thinks and reply.content and reply.content[0].get("type") != "thinking":
             reply.content.insert(0, {"type": "thinking", "thinking": "", "signature": offline_signature("")})
         return reply
@@ -198,9 +211,18 @@ class OfflineModel:
             "content": reply.content,
             "stop_reason": reply.stop_reason,
             "stop_sequence": None,
-            "usage": {**usage, **reply.usage, "output_tokens": output_tokens(reply.content)},
+            "usage": _usage(usage, reply.usage, output_tokens(reply.content)),
             **reply.extra,
         }
+
+
+def _within(reply: Reply, max_tokens: int) -> Reply:
+    """The reply with its last text block cut to `max_tokens` tokens (stop_reason "max_tokens" when it was cut)."""
+    text = reply.content[-1]["text"]
+    if count_text_tokens(text) > max_tokens:
+        reply.content[-1]["text"] = truncate_to_tokens(text, max_tokens)
+        reply.stop_reason = "max_tokens"
+    return reply
 
 
 def pad_reply(text: str, tokens: int) -> str:
@@ -209,6 +231,18 @@ def pad_reply(text: str, tokens: int) -> str:
         return text
     padded = f"{text} {PADDING * (1 + tokens // max(1, count_text_tokens(PADDING)))}"
     return truncate_to_tokens(padded, tokens).rstrip()
+
+
+def _usage(counted: dict, extra: dict, output: int) -> dict:
+    """The Message's usage: what was counted, a behaviour's extra fields, the output tokens; an `iterations` list
+    gets this request's own numbers in its "message" entry (the sampling that wrote the reply)."""
+    usage = {**counted, **extra, "output_tokens": output}
+    if isinstance(extra.get("iterations"), list):
+        own = {k: usage[k] for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")}
+        usage["iterations"] = [
+            {**it, **own, "output_tokens": output} if it.get("type") == "message" else it for it in extra["iterations"]
+        ]
+    return usage
 
 
 def output_tokens(content: list[dict]) -> int:
@@ -222,6 +256,8 @@ def output_tokens(content: list[dict]) -> int:
             total += count_text_tokens(json.dumps(block["input"], sort_keys=True)) + 3
         elif kind == "thinking":
             total += count_text_tokens(block.get("thinking", "")) + 3
+        elif kind == "compaction":  # written by the compaction iteration: its tokens are in `usage.iterations`
+            continue
         else:
             total += count_text_tokens(json.dumps(block, sort_keys=True)) + 3
     return total

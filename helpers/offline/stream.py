@@ -3,7 +3,9 @@
 https://platform.claude.com/docs/en/build-with-claude/streaming: `message_start` (the Message with empty content and
 the input usage), a `ping`, then per content block `content_block_start`, its deltas (`text_delta`;
 `input_json_delta` pieces of a tool_use input's JSON; `thinking_delta` and `signature_delta`) and
-`content_block_stop`, then `message_delta` (stop_reason, stop_sequence, the output usage) and `message_stop`.
+`content_block_stop`, then `message_delta` (stop_reason, stop_sequence, the output usage; with context editing its
+`context_management`, with compaction the usage's `iterations`) and `message_stop`. A `compaction` block starts
+empty and arrives in one `compaction_delta` (the compaction docs, "Streaming").
 An error after the 200 (the `midstream` fault) is an `error` event, as the docs say, and the stream ends there.
 """
 
@@ -30,6 +32,8 @@ def _start_block(block: dict) -> dict:
         return {**block, "input": {}}
     if kind == "thinking":
         return {"type": "thinking", "thinking": "", "signature": ""}
+    if kind == "compaction":
+        return {"type": "compaction", "content": None}
     return block  # any other block arrives whole in its start event
 
 
@@ -47,6 +51,8 @@ def _deltas(block: dict) -> list[dict]:
             [{"type": "thinking_delta", "thinking": c} for c in _chunks(block["thinking"])] if block["thinking"] else []
         )
         return [*out, {"type": "signature_delta", "signature": block["signature"]}]
+    if kind == "compaction":
+        return [{"type": "compaction_delta", "content": block.get("content")}]
     return []
 
 
@@ -76,19 +82,23 @@ def sse_events(message: dict) -> list[tuple[str, dict]]:
         events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
     delta_usage = {
         k: usage[k]
-        for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
+        for k in (
+            "input_tokens",
+            "cache_creation_input_tokens",
+            "cache_read_input_tokens",
+            "output_tokens",
+            "iterations",
+        )
         if k in usage
     }
-    events.append(
-        (
-            "message_delta",
-            {
-                "type": "message_delta",
-                "delta": {"stop_reason": message["stop_reason"], "stop_sequence": message.get("stop_sequence")},
-                "usage": delta_usage,
-            },
-        )
-    )
+    delta = {
+        "type": "message_delta",
+        "delta": {"stop_reason": message["stop_reason"], "stop_sequence": message.get("stop_sequence")},
+        "usage": delta_usage,
+    }
+    if message.get("context_management") is not None:
+        delta["context_management"] = message["context_management"]
+    events.append(("message_delta", delta))
     events.append(("message_stop", {"type": "message_stop"}))
     return events
 

@@ -58,9 +58,9 @@ class OfflineTransport(httpx2.BaseTransport):
                     404, "not_found_error", f"the offline model does not serve {request.method} {path}"
                 )
             if path.rstrip("/").endswith("count_tokens"):
-                tokens = self.model.count_tokens(body, headers=request.headers, beta=beta)
+                counted = self.model.count_tokens_reply(body, headers=request.headers, beta=beta)
                 self.usage["count_tokens"] += 1
-                return httpx2.Response(200, json={"input_tokens": tokens})
+                return httpx2.Response(200, json=counted)
             fault = self.faults.next()
             if fault == "timeout":
                 raise httpx2.ReadTimeout("offline fault: read timed out", request=request)

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from helpers import prompts
-from helpers.prompts import BLOCK_TAG, neutralise_tags
+from helpers.prompts import BLOCK_TAG, data_block, neutralise_tags
 from helpers.retrieval.schema import Hit
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -153,7 +153,7 @@ def format_block(hits: list[Hit], *, session_id: str | None = None, since_seq: i
             lines.append(header)
             last = header
         lines.append(block_line(hit))
-    return prompts.MEMORY_OPEN + "\n".join(lines) + prompts.MEMORY_CLOSE
+    return data_block(prompts.MEMORY_OPEN, "\n".join(lines), prompts.MEMORY_CLOSE)  # checked whole, as read
 
 
 def pack_by_value(

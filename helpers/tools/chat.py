@@ -11,9 +11,11 @@ from helpers.config import ConfigError, load_settings
 from helpers.db.store import StoreError
 from helpers.llm import get_client
 from helpers.memory import EmptyMessageError, SessionConflict, TurnError
+from helpers.memory.history import MAX_USER_CHARS
 from helpers.memory.importer import import_turns
 from helpers.tools.cli_checks import OneLineParser, UsageError, check_args, positive_int
-from helpers.tools.settle import settle_failed_turn
+from helpers.tools.erase import forget_command
+from helpers.tools.settle import message_kept, settle_failed_turn
 
 __all__ = ["main", "build_parser", "make_memory", "read_jsonl"]
 
@@ -77,19 +79,30 @@ def build_parser() -> argparse.ArgumentParser:
         "--forget-user",
         metavar="USER",
         help="erase USER everywhere (sessions, logs, memories, facts and memory-tool files) in the store, print what "
-        "was deleted as JSON and exit; other users are untouched",
+        "was deleted as JSON and exit; other users are untouched. On the local server its files are then rewritten "
+        "so no copy is left; on MONGODB_URI it says what only the operator can erase (oplog, backups)",
     )
     return parser
 
 
+TOO_LONG = object()  # what _stdin_lines yields for a line longer than any message may be
+
+
 def _stdin_lines():
-    """Yield stdin lines decoded as UTF-8; undecodable bytes become U+FFFD instead of crashing."""
+    """Yield stdin lines decoded as UTF-8 (undecodable bytes become U+FFFD instead of crashing); a line longer than
+    a message may be is read past in chunks, never held whole (one 300 MB line once took ~1 GB), and yields TOO_LONG."""
     stream = (
         io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace", newline=None)
         if hasattr(sys.stdin, "buffer")
         else sys.stdin
     )
-    for line in stream:
+    limit = MAX_USER_CHARS + 2  # a longer message is refused anyway (helpers.memory.history.check_user_text)
+    while line := stream.readline(limit):
+        if len(line) == limit and not line.endswith("\n"):
+            while (rest := stream.readline(1 << 16)) and not rest.endswith("\n"):
+                pass
+            yield TOO_LONG
+            continue
         yield line.rstrip("\r\n")
 
 
@@ -169,28 +182,6 @@ def _one_shot(args, memory) -> int | None:
     return 0
 
 
-def _forget(settings, user_id: str) -> int:
-    """--forget-user: erase one user in every collection (helpers.memory.forget), print the counts as JSON."""
-    from helpers.db.store import open_store
-    from helpers.memory.forget import documents_of, forget_user
-
-    try:
-        store = open_store(settings)
-    except StoreError as err:
-        print(f"error: {_one_line(err)}", file=sys.stderr)
-        return 2
-    try:
-        result = forget_user(store, user_id)
-        result["left"] = sum(documents_of(store, user_id).values())
-    except Exception as err:  # noqa: BLE001 - the database failed mid-way: say so; rerunning finishes the job
-        print(f"error: {_one_line(err)} (run --forget-user again to finish)", file=sys.stderr)
-        return 1
-    finally:
-        store.close()
-    print(json.dumps(result, indent=2, ensure_ascii=False))
-    return 0 if result["left"] == 0 else 1
-
-
 def _one_line(err: BaseException) -> str:
     """An error as one short line: its message, with the type named when it is not one of ours."""
     text = " ".join(str(err).split()) or "no details"
@@ -200,15 +191,17 @@ def _one_line(err: BaseException) -> str:
 
 
 def _settle(memory, err: BaseException) -> str:
-    """Settle the failed turn's log entries; the advice to print after the error."""
+    """Settle the failed turn's log entries; the advice to print after the error (it says kept only if it is)."""
     store = getattr(memory, "store", None)
     if store is None:
-        return "(your message was kept; try again)"
+        return "(not added to the conversation; send it again)"
+    turn = getattr(memory, "turn_id", None)
     try:
-        settle_failed_turn(store, memory.user_id, memory.session_id, getattr(memory, "turn_id", None), _one_line(err))
+        settle_failed_turn(store, memory.user_id, memory.session_id, turn, _one_line(err))
+        kept = message_kept(store, memory.user_id, memory.session_id, turn)
     except Exception:  # noqa: BLE001 - the database is down too: its entries (if any) stay 'pending'
-        return "(the database did not answer: once it is back, run --rebuild and try again)"
-    return "(your message was kept; try again)"
+        return "(the database did not answer, so your message may not have been saved: send it again once it works)"
+    return "(your message was kept; try again)" if kept else "(your message was NOT saved; send it again)"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -241,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         if "turns" in read:
             args.turns = read["turns"]
         if args.forget_user is not None:
-            return _forget(settings, args.forget_user)
+            return forget_command(settings, args.forget_user, _one_line)
         client = get_client(settings)
     except (ConfigError, UsageError) as err:
         print(f"error: {err}", file=sys.stderr)
@@ -262,6 +255,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# {args.stage} chat · {settings.mode} model · type 'quit' to end", file=sys.stderr)
     failures = 0
     for line in _stdin_lines():
+        if line is TOO_LONG:
+            print(
+                f"! message too long (more than {MAX_USER_CHARS:,} characters); nothing was sent or saved: send it "
+                "in smaller parts",
+                file=sys.stderr,
+            )
+            continue
         if line.strip().lower() in ("quit", "exit"):
             break
         try:

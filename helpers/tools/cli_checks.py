@@ -98,7 +98,10 @@ def _check_session_file(flag: str, value: str) -> None:
                 raise UsageError(f"{flag} {value!r} is not a regular file")
             text = path.read_text(encoding="utf-8").strip()
             if text and (len(text) > MAX_ID_CHARS or any(c.isspace() or not c.isprintable() for c in text)):
-                raise UsageError(f"{flag} {value!r} does not hold a session id; delete it to start a new session")
+                raise UsageError(
+                    f"{flag} {value!r} does not hold a session id (the chat writes one line, the id), so it is not a "
+                    "session file; give the path of one, or of a new file to start a new session"
+                )
             return
         blocker = _writable_parent(path)
         if blocker is not None:

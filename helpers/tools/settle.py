@@ -9,7 +9,7 @@ from helpers.memory.fold import committed_turns, confirm_turns
 if TYPE_CHECKING:  # pragma: no cover
     from helpers.db.store import Store
 
-__all__ = ["settle_failed_turn"]
+__all__ = ["settle_failed_turn", "message_kept"]
 
 
 def settle_failed_turn(store: Store, user_id: str, session_id: str, turn: str | None, error: str) -> dict[str, int]:
@@ -32,3 +32,10 @@ def settle_failed_turn(store: Store, user_id: str, session_id: str, turn: str | 
     )
     done["unanswered"] = result.modified_count
     return done
+
+
+def message_kept(store: Store, user_id: str, session_id: str, turn: str | None) -> bool:
+    """True if the user's message of turn `turn` is in the log (a write that failed, e.g. on a full disk, is not)."""
+    if not turn:
+        return False
+    return store.logs.count_documents({"user_id": user_id, "session_id": session_id, "turn": turn, "role": "user"}) > 0

@@ -17,7 +17,7 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 from helpers.config import load_settings
-from helpers.db import server as localserver
+from helpers.db import launch as localserver
 from helpers.db.instance import server_pids
 from helpers.db.processes import pid_running
 from helpers.db.server import ensure_local_server, local_server_status, stop_local_server
@@ -361,7 +361,7 @@ _WORKER = textwrap.dedent("""
     from helpers.config import load_settings
     from helpers.db.store import open_store
     uri, db_name, start_at = sys.argv[1], sys.argv[2], float(sys.argv[3])
-    store = open_store(load_settings().with_(mongodb_uri=uri, db_name=db_name))
+    store = open_store(load_settings().with_(db_name=db_name))  # the local server, logged in as its user
     while time.time() < start_at:
         time.sleep(0.001)
     print(" ".join(str(store.append_log("u", "s", "user", f"msg {i}")) for i in range(100)))

@@ -77,30 +77,24 @@ def _chat(*args, stdin=""):
     )
 
 
-def test_cli_forget_user_erases_one_user_on_the_local_server(tmp_path):
-    transcript = tmp_path / "t.jsonl"
-    transcript.write_text("\n".join(LINES) + "\n")
-    for user in ("cli-maya", "cli-bob"):
-        args = ["--stage", "vector", "--user", user, "--session-file", str(tmp_path / f"{user}.sid")]
-        assert _chat(*args, stdin="My flight number is UA1432.\nquit\n").returncode == 0
-        if user == "cli-maya":  # the one forgotten has imported turns too; the other's chat fills every collection
-            assert _chat(*args, "--import", str(transcript)).returncode == 0
-
-    from helpers.db.store import open_store
-
-    store = open_store(load_settings())
-    try:
-        bob = documents_of(store, "cli-bob")
-        assert sum(documents_of(store, "cli-maya").values()) > 0 and all(
-            bob[c] > 0 for c in ("sessions", "logs", "memories")
-        )
-        out = _chat("--forget-user", "cli-maya")
-        assert out.returncode == 0, out.stderr
-        report = json.loads(out.stdout)
-        assert report["left"] == 0 and report["total"] > 0
-        assert sum(documents_of(store, "cli-maya").values()) == 0
-        assert documents_of(store, "cli-bob") == bob
-    finally:
-        store.close()
+def test_cli_forget_user_checks_its_argument_before_touching_the_store():
+    # the end-to-end erasure (every database, the data dir's bytes, a running chat) is tests/tools/test_erasure.py
     bad = _chat("--forget-user", "two words")
     assert bad.returncode == 2 and "--forget-user" in bad.stderr.decode()
+
+
+def test_on_mongodb_uri_the_cli_says_what_only_the_operator_can_erase(monkeypatch, capsys):
+    from helpers.db import store as store_mod
+    from helpers.tools import erase
+
+    store = mongomock_store("forget-uri")
+    store.kind = "uri"
+    store.logs.insert_one({"user_id": "maya", "session_id": "s", "seq": 1, "content": "hi"})
+    monkeypatch.setattr(store_mod, "open_store", lambda settings, fallback: store)
+    monkeypatch.setattr(store, "close", lambda: None)
+    assert erase.forget_command(load_settings({}), "maya", str) == 0
+    out, err = capsys.readouterr()
+    report = json.loads(out)
+    assert report["left"] == 0 and report["deleted"]["logs"] == 1 and "files" not in report
+    for must in ("forget-uri", "oplog", "replSetResizeOplog", "backups", "other databases", "GTE_DB_NAME"):
+        assert must in report["note"] and must in err, must

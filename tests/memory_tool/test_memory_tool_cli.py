@@ -1,6 +1,6 @@
 """`python -m helpers.chat --stage memory_tool`: persistent per user like bounded and vector (--user, --session-file,
 --show-request, --show-state, --rebuild, --forget-user), run in-process through `main(argv)` on a shared mongomock
-store, with tests/memory_tool/_scripted.py's policy as the model (the offline model learns the tool in phase 2)."""
+store, with tests/memory_tool/_scripted.py's policy as the model; the last test runs the offline model's own policy."""
 
 from __future__ import annotations
 
@@ -87,3 +87,25 @@ def test_forget_user_erases_the_memory_files_and_their_audit(cli):
     assert cli.store.db[FILES].count_documents({"user_id": "maya"}) == 0
     assert cli.store.db[AUDIT].count_documents({"user_id": "maya"}) == 0
     assert cli.store.db[FILES].count_documents({"user_id": "bob"}) == 1
+
+
+def test_the_offline_model_itself_recalls_across_sessions_of_one_user_only(monkeypatch, tmp_path):
+    """Issue 33's "Done when": the real offline client (no scripted model), through the SDK's tool runner."""
+    shared = store_mod.mongomock_store("cli-offline")
+    monkeypatch.setattr(store_mod, "open_store", lambda *a, **k: shared)
+    monkeypatch.setenv("GTE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "")
+
+    def run(user: str, sid: str, stdin: str) -> tuple[int, str]:
+        out = io.StringIO()
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode()), encoding="utf-8"))
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            code = chat.main(["--stage", "memory_tool", "--user", user, "--session-file", str(tmp_path / sid)])
+        return code, out.getvalue()
+
+    assert run("maya", "one", "My favourite tea is genmaicha.\nquit\n")[0] == 0
+    assert [f["path"] for f in shared.db[FILES].find_one({"user_id": "maya"})["files"]] == ["/memories/user.md"]
+    code, out = run("maya", "two", "What is my favourite tea?\n")
+    assert code == 0 and "genmaicha" in out
+    code, out = run("bob", "three", "What is my favourite tea?\n")
+    assert code == 0 and "genmaicha" not in out

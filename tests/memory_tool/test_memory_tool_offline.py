@@ -1,10 +1,6 @@
-"""The memory_tool stage on the offline model (helpers/offline, issue 30's contract), through the real SDK.
-
-Until phase 2 teaches the offline model a memory policy, it answers memory-tool requests with a plain reply; these
-tests prove the stage's requests pass the offline model's contract (the memory tool, count_tokens with it, the
-tool_use/tool_result turns, `tool_choice: none`), and that the seam phase 2 plugs into works: a `Behaviour` on the
-offline model (helpers.offline.beta) that emits memory commands has them run on MongoDB, and what it read is in the
-request the reply comes from. The `Behaviour` here is a small fixed tool policy for the test, not phase 2's.
+"""The memory_tool stage on the offline model, through the real SDK and its tool_runner: every request passes the
+offline model's contract, and the offline model's own memory policy (helpers/offline/memory_policy.py, registered on
+every offline client) views, reads and edits the user's files in MongoDB, per user, and answers from what it read.
 """
 
 from __future__ import annotations
@@ -12,75 +8,70 @@ from __future__ import annotations
 from helpers.config import load_settings
 from helpers.llm import get_client, offline_transport
 from helpers.memory_tool import MemoryToolMemory
-from helpers.offline import Behaviour, Reply
-from helpers.offline.beta import MEMORY
+from helpers.offline import MemoryPolicy
 
 SETTINGS = load_settings({})
 
 
-def test_the_offline_model_accepts_every_request_the_stage_sends(mock_store):
-    memory = MemoryToolMemory(get_client(SETTINGS), SETTINGS, store=mock_store, user_id="maya", session_id="s1")
-    first = memory.turn("My favourite tea is genmaicha.")
-    second = memory.turn("What is my favourite tea?")
-    assert first.reply.strip() and second.reply.strip() and memory.last["commands"] == []  # no policy yet: no commands
-    assert second.request["tools"] == [{"type": "memory_20250818", "name": "memory"}]
-    assert second.request["messages"][0]["content"] == "My favourite tea is genmaicha."  # the window, this session
-    assert memory.stats["count_calls"] == 1 and memory.state()["gauge"]["system"] > 0  # counted with the tool once
-    assert [e["status"] for e in mock_store.logs_for("maya", "s1")] == ["ok"] * 4
+def stage(store, user: str, session: str) -> MemoryToolMemory:
+    return MemoryToolMemory(get_client(SETTINGS), SETTINGS, store=store, user_id=user, session_id=session)
 
 
-def _turn_so_far(body: dict) -> tuple[str, list[dict], list[str]]:
-    messages = body["messages"]
-    start = max(i for i, m in enumerate(messages) if m["role"] == "user" and isinstance(m["content"], str))
-    sent = [b["input"] for m in messages[start + 1 :] for b in m["content"] if b.get("type") == "tool_use"]
-    results = [
-        b["content"] if isinstance(b["content"], str) else b["content"][0]["text"]
-        for m in messages[start + 1 :]
-        for b in m["content"]
-        if b.get("type") == "tool_result"
-    ]
-    return messages[start]["content"], sent, results
+def commands(memory: MemoryToolMemory) -> list[str]:
+    return [c["command"] for c in memory.last["commands"]]
 
 
-class ViewThenWrite(Behaviour):
-    """Test policy: view /memories; read /memories/user.md if listed; write a statement to it if not; then the
-    offline model's own reply."""
-
-    feature = MEMORY
-
-    def respond(self, body: dict, default: Reply) -> Reply:
-        said, sent, results = _turn_so_far(body)
-
-        def command(**params) -> Reply:
-            return Reply(
-                [{"type": "tool_use", "id": f"toolu_{len(sent):03d}", "name": "memory", "input": params}], "tool_use"
-            )
-
-        if not sent:
-            return command(command="view", path="/memories")
-        listed = "/memories/user.md" in results[0]
-        if listed and len(sent) == 1:
-            return command(command="view", path="/memories/user.md")
-        if not listed and not said.endswith("?") and len(sent) == 1:
-            return command(command="create", path="/memories/user.md", file_text=said + "\n")
-        return default
+def test_every_offline_client_speaks_the_memory_tool():
+    assert any(isinstance(b, MemoryPolicy) for b in offline_transport(get_client(SETTINGS)).model.behaviours)
 
 
-def test_commands_from_the_offline_models_behaviour_hook_run_on_mongodb_per_user(mock_store):
-    def memory(user: str, session: str) -> MemoryToolMemory:
-        client = get_client(SETTINGS)
-        offline_transport(client).model.behaviours.append(ViewThenWrite())
-        return MemoryToolMemory(client, SETTINGS, store=mock_store, user_id=user, session_id=session)
+def test_a_statement_is_written_and_a_new_session_answers_from_the_file(mock_store):
+    told = stage(mock_store, "maya", "s1")
+    first = told.turn("My favourite tea is genmaicha.")
+    assert commands(told) == ["view", "create"] and first.reply.strip()
+    assert told.tool.read("/memories/user.md") == "The user's favourite tea is genmaicha.\n"
+    asked = stage(mock_store, "maya", "s2")
+    result = asked.turn("What is my favourite tea?")
+    assert commands(asked) == ["view", "view"] and "genmaicha" in result.reply
+    assert result.request["messages"][0]["content"] == "What is my favourite tea?"  # a new session: no window
+    results = [b for m in result.request["messages"][1:] for b in m["content"] if b.get("type") == "tool_result"]
+    assert "     1\tThe user's favourite tea is genmaicha." in results[-1]["content"]  # read, then answered
+    assert [e["status"] for e in mock_store.logs_for("maya", "s2")] == ["ok", "ok"]
 
-    told = memory("maya", "s1")
-    told.turn("My favourite tea is genmaicha.")
-    assert [c["command"] for c in told.last["commands"]] == ["view", "create"]
-    assert told.tool.read("/memories/user.md") == "My favourite tea is genmaicha.\n"
 
-    asked = memory("maya", "s2").turn("What is my favourite tea?")
-    results = [b for m in asked.request["messages"][1:] for b in m["content"] if b.get("type") == "tool_result"]
-    assert "genmaicha" in results[-1]["content"] and "     1\tMy favourite tea is genmaicha." in results[-1]["content"]
-    other = memory("bob", "s3").turn("What is my favourite tea?")
-    assert "genmaicha" not in str(other.request) and other.request["messages"][-1]["content"][0]["content"].endswith(
-        "0B\t/memories"
+def test_a_changed_fact_replaces_its_line_and_a_new_one_is_appended(mock_store):
+    memory = stage(mock_store, "maya", "s1")
+    memory.turn("My favourite tea is genmaicha.")
+    memory.turn("I live in Lisbon.")
+    assert commands(memory) == ["view", "view", "insert"]
+    memory.turn("My favourite tea is sencha.")
+    assert commands(memory) == ["view", "view", "str_replace"]
+    assert memory.tool.read("/memories/user.md") == "The user's favourite tea is sencha.\nThe user lives in Lisbon.\n"
+    memory.turn("I live in Lisbon.")  # said again: nothing to write
+    assert commands(memory) == ["view", "view"]
+
+
+def test_another_user_has_no_files_and_the_model_says_it_does_not_know(mock_store):
+    stage(mock_store, "maya", "s1").turn("My favourite tea is genmaicha.")
+    bob = stage(mock_store, "bob", "s2")
+    result = bob.turn("What is my favourite tea?")
+    assert commands(bob) == ["view"] and "genmaicha" not in str(result.request) and "genmaicha" not in result.reply
+    assert result.request["messages"][-1]["content"][0]["content"].endswith("0B\t/memories")
+
+
+def test_a_secret_is_not_written(mock_store):
+    memory = stage(mock_store, "maya", "s1")
+    memory.turn("My bank card number is 4111 1111 1111 1111 and my favourite tea is genmaicha.")
+    assert "4111" not in memory.tool.read("/memories/user.md") and "genmaicha" in memory.tool.read("/memories/user.md")
+
+
+def test_the_stage_counts_its_requests_and_prices_upkeep_apart(mock_store):
+    from helpers.pricing import CostLedger
+
+    ledger = CostLedger()
+    memory = MemoryToolMemory(
+        get_client(SETTINGS), SETTINGS, store=mock_store, user_id="maya", session_id="s1", ledger=ledger
     )
+    memory.turn("My favourite tea is genmaicha.")
+    assert memory.last["calls"] == 3 and [e.purpose for e in ledger.entries] == ["memory_tool", "memory_tool", "chat"]
+    assert memory.stats["count_calls"] == 1 and memory.state()["gauge"]["system"] > 0  # counted with the tool once

@@ -1,5 +1,6 @@
 """Beta features offline: the memory tool, context editing and compaction are validated by the contract and
-accepted; their behaviour plugs in as a `Behaviour` (helpers.offline.beta), driven by the SDK's own tool_runner."""
+accepted; their behaviour plugs in as a `Behaviour` (helpers.offline.beta), driven by the SDK's own tool_runner.
+These tests replace the default behaviours (helpers.offline.default_behaviours) with toy ones to test the hook."""
 
 from __future__ import annotations
 
@@ -97,8 +98,9 @@ class ClearOld(Behaviour):
 
 
 def client_with(*behaviours):
+    """An offline client with exactly these behaviours (not the defaults every offline client has)."""
     client = get_client(load_settings({}), max_retries=0)
-    offline_transport(client).model.behaviours.extend(behaviours)
+    offline_transport(client).model.behaviours[:] = behaviours
     return client
 
 

@@ -145,7 +145,7 @@ def test_each_notebooks_code_link_opens_the_helper_file_in_lab(tmp_path):
     opened: dict[str, str] = {}
     with _lab_in_clone(tmp_path) as (clone, port, log):
         notebooks = sorted((clone / "notebooks").glob("0*.ipynb"))
-        assert len(notebooks) >= 6  # the core lessons, 01 to the capstone
+        assert len(notebooks) >= 7  # the core lessons, 01 to the capstone (07_elephant)
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/contents/helpers", timeout=10) as answer:
             assert json.loads(answer.read())["type"] == "directory"  # the root is the repository, not notebooks/
         with sync_playwright() as pw, _browser(pw, tmp_path) as page:

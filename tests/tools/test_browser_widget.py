@@ -30,7 +30,7 @@ from helpers.bench.reader_eval import declines
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
-WIDGET_NOTEBOOK = "06_elephant.ipynb"  # the notebook readers open: no stand-in notebook could hide its regression
+WIDGET_NOTEBOOK = "07_elephant.ipynb"  # the notebook readers open: no stand-in notebook could hide its regression
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(os.environ.get("TEST_ARTIFACTS") or ROOT / "test-artifacts")
 SHOTS = ARTIFACTS / "widget_screenshots"

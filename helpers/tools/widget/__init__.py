@@ -1,4 +1,4 @@
-"""The chat widget (helpers.tools.widget.events) and its pure state → HTML rendering (helpers.tools.widget.render). Tools for 06_elephant, "Chat with the elephant"."""
+"""The chat widget (helpers.tools.widget.events) and its pure state → HTML rendering (helpers.tools.widget.render). Tools for 07_elephant, "Chat with the elephant"."""
 
 from __future__ import annotations
 

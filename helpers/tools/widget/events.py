@@ -1,4 +1,4 @@
-"""The live chat widget over any memory strategy: events, threads and the send path. Tools for 06_elephant, "Chat with the elephant".
+"""The live chat widget over any memory strategy: events, threads and the send path. Tools for 07_elephant, "Chat with the elephant".
 
 `ChatWidget(memory)` is a thin wrapper with no memory logic of its own: every message goes through
 `memory.turn(text)` and the side panel is redrawn from `memory.state()` after every turn (the HTML comes

@@ -1,4 +1,4 @@
-"""Pure state → HTML for the chat widget: log, summary, window, token gauge, memories, cost. Tools for 06_elephant, "Chat with the elephant".
+"""Pure state → HTML for the chat widget: log, summary, window, token gauge, memories, cost. Tools for 07_elephant, "Chat with the elephant".
 
 Every function takes plain data (a `memory.state()` dict, log lines) and returns an HTML string, so each
 panel can be tested without a kernel or a browser. Every part carries a CSS class (`gte-summary`,

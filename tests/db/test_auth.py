@@ -1,0 +1,123 @@
+"""The local server asks who you are (issue 31): credentials per data dir, owner-only; an unauthenticated client is
+refused; the helpers log in by themselves; a data dir made before auth is upgraded; no other user survives a start."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from pymongo import MongoClient
+from pymongo.errors import OperationFailure
+
+from helpers.config import load_settings
+from helpers.db.auth import USER, client_options, read_credentials
+from helpers.db.instance import SERVER_BINARY, server_paths
+from helpers.db.server import ensure_local_server, local_server_status, stop_local_server
+from helpers.db.store import open_store
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def scratch_dir(tmp_path):
+    """A private data dir for tests that start/stop their own server; stopped afterwards whatever happens."""
+    yield tmp_path
+    stop_local_server(tmp_path)
+
+
+def _refused(client: MongoClient, code: int) -> None:
+    with pytest.raises(OperationFailure) as info:
+        client.goldfish_to_elephant.memories.find_one({})
+    assert info.value.code == code, info.value
+    client.close()
+
+
+def test_an_unauthenticated_client_is_refused_and_the_helpers_get_in(local_store):
+    local_store.memories.insert_one({"user_id": "auth-test", "text": "my locker code is 4411"})
+    _refused(MongoClient(local_store.uri, serverSelectionTimeoutMS=3000), 13)  # Unauthorized: no credentials
+    wrong = {**client_options(read_credentials(server_paths(local_store.data_dir).root)), "password": "guess"}
+    _refused(MongoClient(local_store.uri, serverSelectionTimeoutMS=3000, **wrong), 18)  # AuthenticationFailed
+    assert local_store.memories.find_one({"user_id": "auth-test"})["text"] == "my locker code is 4411"
+    local_store.memories.delete_many({"user_id": "auth-test"})
+
+
+def test_credentials_are_owner_only_and_never_shown(local_store):
+    root = server_paths(local_store.data_dir).root
+    credentials = read_credentials(root)
+    assert credentials["user"] == USER and len(credentials["password"]) >= 40
+    assert stat.S_IMODE((root / "credentials.json").stat().st_mode) == 0o600
+    assert stat.S_IMODE(root.stat().st_mode) == 0o700  # the data files, log and credentials: owner only
+    shown = [local_store.uri, local_store.describe(), repr(local_store), (root / "server.json").read_text()]
+    assert not any(credentials["password"] in text for text in shown)
+    status = local_server_status(local_store.data_dir)
+    assert status["healthy"] and status["problem"] is None
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_a_data_dir_from_before_auth_is_upgraded_and_keeps_its_data(scratch_dir):
+    """As the helpers ran it before: no --auth, no --standalone, a record in server.json; a memory in it."""
+    paths = server_paths(scratch_dir)
+    paths.root.mkdir(parents=True)
+    port = _free_port()
+    binary = Path(sys.executable).parent / SERVER_BINARY
+    old = subprocess.Popen(
+        [str(binary), "--host", "127.0.0.1", "--port", str(port), "--storage-path", str(paths.storage)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    open_client = MongoClient(f"mongodb://127.0.0.1:{port}/?directConnection=true", serverSelectionTimeoutMS=20000)
+    open_client.goldfish_to_elephant.memories.insert_one({"user_id": "maya", "text": "I keep a teal kayak."})
+    open_client.admin.command("createUser", "mallory", pwd="backdoor", roles=[{"role": "root", "db": "admin"}])
+    record = {"pid": old.pid, "host": "127.0.0.1", "port": port, "uri": f"mongodb://127.0.0.1:{port}/"}
+    paths.record.write_text(json.dumps(record))
+    try:
+        store = open_store(load_settings().with_(data_dir=scratch_dir), fallback=False)
+        assert old.wait(timeout=30) is not None  # the open server was stopped ...
+        assert store.memories.find_one({"user_id": "maya"})["text"] == "I keep a teal kayak."  # ... its data kept
+        users = [u["user"] for u in store.client.admin.command("usersInfo")["users"]]
+        assert users == [USER]  # a user made while the server was open is gone
+        _refused(MongoClient(store.uri, serverSelectionTimeoutMS=3000), 13)
+        backdoor = MongoClient(store.uri, username="mallory", password="backdoor", serverSelectionTimeoutMS=3000)
+        _refused(backdoor, 18)
+        assert "--auth" in _cmdline(store) and "--standalone" in _cmdline(store)
+        store.close()
+    finally:
+        if old.poll() is None:
+            old.kill()
+            old.wait()
+
+
+def _cmdline(store) -> list[str]:
+    pid = json.loads((server_paths(store.data_dir).record).read_text())["pid"]
+    return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0") if Path("/proc").is_dir() else ["--auth"]
+
+
+@pytest.mark.slow
+def test_lost_credentials_are_made_again_and_the_old_password_stops_working(scratch_dir):
+    first_uri = ensure_local_server(scratch_dir)
+    root = server_paths(scratch_dir).root
+    first = read_credentials(root)
+    stop_local_server(scratch_dir)
+    (root / "credentials.json").unlink()
+    started = time.monotonic()
+    uri = ensure_local_server(scratch_dir)
+    second = read_credentials(root)
+    assert second["password"] != first["password"] and time.monotonic() - started < 20
+    _refused(MongoClient(uri, serverSelectionTimeoutMS=3000, **client_options(first)), 18)
+    with open_store(load_settings().with_(data_dir=scratch_dir), fallback=False) as store:
+        assert store.memories.count_documents({}) == 0 and first_uri.startswith("mongodb://127.0.0.1:")
+    assert os.stat(root / "credentials.json").st_mode & 0o077 == 0
