@@ -14,7 +14,8 @@ THE TAUGHT CORE, in notebook order (read these; "further/NN" is a going-further 
         memory/history.py       HistoryMemory: the list you built in 02, packaged
     03  tokens.py               measured token counts (usage, count_tokens, the local BPE)
         pricing.py              prices, cost_of and the CostLedger
-        memory/caching.py       prompt-cache breakpoints; CachedHistoryMemory (the history list, cached)
+        memory/caching.py       prompt-cache breakpoints; CachedHistoryMemory (the history list, cached); the
+                                cache-aware layout per model (a larger window where only it is cacheable)
         sim/                    scripts.py (the scripted trip chat), strategies.py (the strategy table),
                                 simulate.py (the simulator), plots.py (the plots of 03, 04 and further/02, 06)
     04  prompts.py              every prompt the helpers send, the block tags and their one sanitiser
@@ -39,7 +40,10 @@ THE TAUGHT CORE, in notebook order (read these; "further/NN" is a going-further 
                                 the per-user cache, search; writes.py: store memories, index turns; lookups.py: by
                                 hash, source or nearest vector),
                                 inject.py (the one injector: the dated memory block, packing by value per
-                                token); cache.py and atlas.py are plumbing
+                                token); plumbing: cache.py and columns.py (a user's rows as arrays), postings.py
+                                (BM25 postings), users.py (the users a process holds, capped by INDEX_CACHE_MB),
+                                snapshot.py (their index files), changes.py (the change log that keeps
+                                processes coherent), atlas.py
     06  memory_tool/                memory the model keeps itself: paths.py (confined to /memories), views.py,
                                 commands.py (the six commands, documented texts), storage.py (one document per
                                 user, version guard, audit trail), backend.py (MongoMemoryTool, the SDK's
@@ -69,13 +73,16 @@ TOOLS built on the core:
                                 state to HTML; events.py, clicks and threads), git_clean.py (a saved run leaves
                                 `git status` clean; `run.py lab` installs it)
     bench/                      `python -m helpers.bench ...` (__main__.py, cli.py, common.py): one module per
-                                benchmark: cost.py (with cost_table.py: every strategy side by side), compare.py,
+                                benchmark: cost.py (with cost_table.py: every strategy side by side; cost_pace.py: pace and
+                                TTL; cost_report.py: provenance, cost.md), compare.py,
                                 kinds.py (who decides what to remember: application, model, platform; 06),
-                                overhead.py, load.py, recall.py, retrieval.py (with latency.py), longmem/ (long
+                                overhead.py, load.py (with users.py: many users in one process), recall.py,
+                                retrieval.py (with latency.py and synthetic.py: cold start, latency and RSS at
+                                scale; scale_table.py: the README's table of both), longmem/ (long
                                 conversations: methods.py with baselines.py; floor.py chooses the relevance
                                 floor), reader_eval.py (the offline reader); scoring.py (answer-in-request, and
                                 supersession-aware); results.py (the results files docs/results/*.json: load, n
-                                and 95% intervals)
+                                and 95% intervals, provenance)
 """
 
 __all__: list[str] = []

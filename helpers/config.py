@@ -90,6 +90,7 @@ class Settings:
     embedder: str = ""  # EMBEDDER: "" (Voyage if a key is set, else local), "local" or "voyage"
     simulate_live: bool = False  # SIMULATE_LIVE=1: replays, benchmarks and imports go live too (04-06)
     max_live_calls: int = 300  # MAX_LIVE_CALLS: live API requests one process may make (a runaway-loop stop)
+    index_cache_mb: int = 256  # INDEX_CACHE_MB: memory search data one process keeps, all users together (05)
     # the memory tool's files (helpers/memory_tool): bytes per file, bytes and files per user, characters per view
     memory_tool_max_file_bytes: int = 65_536
     memory_tool_max_user_bytes: int = 1_048_576
@@ -196,6 +197,7 @@ def load_settings(env: dict | None = None, dotenv_path: str | os.PathLike | None
         embedder=embedder,
         simulate_live=_flag(merged, "SIMULATE_LIVE"),
         max_live_calls=_int(merged, "MAX_LIVE_CALLS", 300),
+        index_cache_mb=_int(merged, "INDEX_CACHE_MB", 256),
         memory_tool_max_file_bytes=_int(merged, "MEMORY_TOOL_MAX_FILE_BYTES", 65_536, maximum=MEMORY_TOOL_USER_CAP),
         memory_tool_max_user_bytes=_int(merged, "MEMORY_TOOL_MAX_USER_BYTES", 1_048_576, maximum=MEMORY_TOOL_USER_CAP),
         memory_tool_max_files=_int(merged, "MEMORY_TOOL_MAX_FILES", 256, maximum=1_000),

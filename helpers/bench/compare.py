@@ -9,12 +9,12 @@ from collections.abc import Iterable
 from helpers.bench.common import positive_int
 from helpers.bench.scoring import answer_in_request
 from helpers.config import Settings, load_settings
-from helpers.pricing import CostLedger
+from helpers.pricing import CostLedger, cache_write_split, price_of
 from helpers.sim.scripts import TRIP_PERSONA, recall_questions, recall_script
 from helpers.sim.simulate import simulate, simulation_client
 from helpers.sim.strategies import make_strategy
 
-__all__ = ["COMPARED", "compare_strategies", "run_compare", "add_compare"]
+__all__ = ["COMPARED", "compare_strategies", "usd_by_kind", "run_compare", "add_compare"]
 
 
 COMPARED = (
@@ -26,6 +26,20 @@ COMPARED = (
     ("bounded_cached", {"budget": 300}),
     ("vector", {"budget": 300, "memory_budget": 300}),
 )
+
+
+def usd_by_kind(ledger: CostLedger) -> dict[str, float]:
+    """USD of every call in `ledger` by what it paid for: uncached input, cache writes (5-minute 1.25x, 1-hour 2x),
+    cache reads and output (helpers.sim.plots.COST_PARTS stacks them)."""
+    out = {"input": 0.0, "cache_write": 0.0, "cache_read": 0.0, "output": 0.0}
+    for e in ledger.entries:
+        price = price_of(e.model, ledger.prices)
+        five, hour = cache_write_split(e.usage)
+        out["input"] += e.input_tokens * price.input_per_mtok / 1e6
+        out["cache_write"] += (five * price.cache_write_per_mtok + hour * price.cache_write_1h_per_mtok) / 1e6
+        out["cache_read"] += e.cache_read_input_tokens * price.cache_read_per_mtok / 1e6
+        out["output"] += e.output_tokens * price.output_per_mtok / 1e6
+    return out
 
 
 def compare_strategies(
@@ -59,6 +73,7 @@ def compare_strategies(
             "total_output_tokens": r.total_output_tokens,
             "max_turn_input_tokens": r.max_turn_input_tokens,
             "cost_usd": r.total_cost_usd,
+            "usd_by_kind": usd_by_kind(strategy.ledger),
             "maintenance_usd": upkeep,
             "reply_tokens": r.reply_tokens,
             "cost_by_purpose": r.cost_by_purpose,

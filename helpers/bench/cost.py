@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import time
 from pathlib import Path
 
 from helpers.bench.common import non_negative_int, positive_int
-from helpers.bench.cost_table import CHECKPOINTS, KINDS, RESULTS_FILE, ROWS, cost_table, markdown_table, provenance
+from helpers.bench.cost_pace import PACE_TURNS, pace_and_ttl, pace_tasks
+from helpers.bench.cost_report import markdown_table, provenance
+from helpers.bench.cost_table import CHECKPOINTS, KINDS, MODELS, RESULTS_FILE, ROWS, cost_table, run_tasks, table_tasks
 from helpers.config import load_settings
 from helpers.pricing import CostLedger
 from helpers.sim.scripts import TRIP_PERSONA, trip_script
@@ -77,10 +81,29 @@ def run_cost(args: argparse.Namespace) -> int:
 
 
 def _run_table(args: argparse.Namespace) -> int:
-    """Every strategy at every checkpoint (helpers.bench.cost_table); --out writes the results file."""
+    """Every strategy at every checkpoint (helpers.bench.cost_table) and the pace and TTL sweep (cost_pace.py), all
+    runs in one pool; --out writes the results file and its Markdown table."""
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     rows = [row for row in ROWS if args.only is None or row[1] in args.only]
-    report = {"provenance": provenance(), **cost_table(args.checkpoints, rows=rows, progress=progress, jobs=args.jobs)}
+    settings, checkpoints = load_settings(), sorted(set(args.checkpoints))
+    names = {name for _label, name, _options, _caches in rows}
+    sweep = min(args.pace_turns, checkpoints[-1]) if {"naive", "naive_cached", "bounded_cached"} <= names else 0
+    tasks = table_tasks(checkpoints, list(MODELS), rows, settings, progress and args.jobs == 1)
+    if sweep:
+        tasks = {**pace_tasks(list(MODELS), settings, sweep), **tasks}  # the main table's case: its own runs
+    started, load = (time.perf_counter(), os.times()), os.getloadavg()
+    runs = run_tasks(tasks, args.jobs)
+    ended = os.times()
+    report = {"provenance": provenance(), **cost_table(checkpoints, models=list(MODELS), rows=rows, runs=runs)}
+    report["provenance"]["run"] = {  # what the run took, on this machine, under this load
+        "wall_seconds": round(time.perf_counter() - started[0]),
+        "cpu_seconds": round(sum(ended[:4]) - sum(started[1][:4])),  # this process and its workers
+        "jobs": args.jobs,
+        "load_average_at_start": [round(x, 2) for x in load],
+        "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
+    }
+    if sweep:
+        report["pace_and_ttl"] = pace_and_ttl(runs, report, sweep)
     if args.out:
         path = Path(args.out)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -93,20 +116,40 @@ def _run_table(args: argparse.Namespace) -> int:
     for model in report["models"]:
         for turns in report["checkpoints"]:
             print(f"\n{model}, {turns} turns")
-            print(f"{'strategy':<22}" + "".join(f"{k:>12}" for k in KINDS) + f"{'USD':>10}{'upkeep USD':>12}")
+            print(
+                f"{'strategy':<22}" + "".join(f"{k:>12}" for k in KINDS) + f"{'USD':>10}{'upkeep USD':>12}{'recall':>8}"
+            )
             for label, row in report["strategies"].items():
                 cell = row["by_model"][model][str(turns)]
+                recall = f"{cell['recall']:.0%}" if cell.get("recall") is not None else "-"
                 print(
                     f"{label:<22}"
                     + "".join(f"{cell['total'][k]:>12,}" for k in KINDS)
-                    + f"{cell['total']['usd']:>10.4f}{cell['maintenance']['usd']:>12.4f}"
+                    + f"{cell['total']['usd']:>10.4f}{cell['maintenance']['usd']:>12.4f}{recall:>8}"
+                )
+        for label, row in report["strategies"].items():
+            lay = row.get("layout", {}).get(model)
+            if lay:
+                print(
+                    f"{label} layout: folds past {lay['high']:,} down to {lay['low']:,} tokens, "
+                    f"{'breakpoints (' + lay['ttl'] + ')' if lay['breakpoints'] else 'no breakpoints'}, "
+                    f"minimum cacheable {lay['minimum']:,}"
                 )
     for model, found in report["comparison"].items():
         if isinstance(found, dict):
+            times = ", ".join(f"{x:.2f}x at {t}" for t, x in found["times_cheaper_at"].items())
             print(
                 f"{model}: cache-aware bounded ${found['bounded_cache_aware_usd']:.4f} vs naive + caching "
-                f"${found['naive_caching_usd']:.4f} at {report['comparison']['at_turns']} turns; "
+                f"${found['naive_caching_usd']:.4f} at {report['comparison']['at_turns']} turns; cheaper {times}; "
                 f"crossover at turn {found['crossover_turn']}"
+            )
+    for model, cases in report.get("pace_and_ttl", {}).get("by_model", {}).items():
+        for case in cases:
+            print(
+                f"{model} at {case['seconds_per_turn']:g} s/turn, TTL {case['ttl']}: naive + caching "
+                f"${case['naive_caching_usd']:.4f} (no caching ${case['naive_usd']:.4f}), cache-aware bounded "
+                f"${case['bounded_cache_aware_usd']:.4f}: {case['times_cheaper']:.2f}x, crossover turn "
+                f"{case['crossover_turn']}"
             )
     return 0
 
@@ -147,6 +190,14 @@ def add_cost(sub: argparse._SubParsersAction) -> None:
         default=None,
         metavar="NAME,NAME,...",
         help="side by side: only these strategies (registry names; default every row of the table)",
+    )
+    p.add_argument(
+        "--pace-turns",
+        type=non_negative_int,
+        default=PACE_TURNS,
+        metavar="N",
+        help="side by side: the pace and TTL sweep's turns (default %(default)s; 0: no sweep; at most the last "
+        "checkpoint)",
     )
     p.add_argument(
         "--jobs",

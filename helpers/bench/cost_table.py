@@ -1,29 +1,29 @@
 """The cost story side by side: every strategy, with and without prompt caching, at 50, 200 and 1,000 turns. Tools for 03_context_window_overflow, "Caching cuts the price, not the window".
 
-One run of the scripted trip chat per strategy (and per model where caching makes the model matter), on the
-offline model with replies padded to REPLY_TOKENS and a simulated clock moving SECONDS_PER_TURN per turn.
-Each strategy's ledger gives, per checkpoint, the four billed token kinds (uncached input, cache writes,
-cache reads, output) and USD, with chat calls and memory-maintenance calls (summary, retention, extraction)
-apart. A longer script starts with the shorter one and every run is deterministic, so the figures at 50 and
-200 turns are the first turns of the 1,000-turn run.
+One run of the scripted trip chat with three details planted (helpers.sim.scripts.recall_script) per strategy
+(and per model where caching makes the model matter), on the offline model with replies padded to REPLY_TOKENS
+and a simulated clock moving SECONDS_PER_TURN per turn. Each strategy's ledger gives, per checkpoint, the four
+billed token kinds (uncached input, cache writes, cache reads, output) and USD, with chat calls and
+memory-maintenance calls (summary, retention, extraction) apart, and the recall: the share of the planted
+questions whose answer the request built right after that turn carries. A longer script starts with the shorter
+one and every run is deterministic, so the figures at 50 and 200 turns are the first turns of the 1,000-turn run.
+The pace and TTL sweep is helpers/bench/cost_pace.py; provenance and the Markdown table, cost_report.py.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
-import datetime as _dt
 import json
-import subprocess
-import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from helpers.bench.scoring import answer_in_request
 from helpers.config import Settings, load_settings
-from helpers.pricing import CHAT_KIND, PRICING_SOURCE, CostLedger, cost_of
+from helpers.pricing import CHAT_KIND, CostLedger, cost_of
 from helpers.retrieval.embeddings import get_embedder
-from helpers.sim.scripts import TRIP_PERSONA, trip_script
-from helpers.sim.simulate import REPLY_TOKENS, SECONDS_PER_TURN, simulate, simulation_client
+from helpers.sim.scripts import TRIP_PERSONA, recall_questions, recall_script
+from helpers.sim.simulate import SECONDS_PER_TURN, simulate, simulation_client
 from helpers.sim.strategies import make_strategy
 
 __all__ = [
@@ -34,11 +34,17 @@ __all__ = [
     "MEMORY_BUDGET",
     "ROWS",
     "KINDS",
+    "CACHE_AWARE",
+    "OURS",
+    "THEIRS",
     "cost_table",
+    "table_tasks",
+    "run_strategy",
+    "run_tasks",
+    "recall_share",
     "entry_cost",
     "crossover_turn",
-    "provenance",
-    "markdown_table",
+    "cumulative_usd",
     "load_results",
     "print_checkpoint",
     "RESULTS_FILE",
@@ -49,11 +55,13 @@ CHECKPOINTS = (50, 200, 1000)
 # documented minimum cacheable lengths): a bounded request can be too short to cache on one and not the other.
 # (claude-sonnet-4-5, at the same price and minimum, retired on 30 November 2026: the API answers it with a 404.)
 MODELS = ("claude-haiku-4-5", "claude-sonnet-4-6")
-WINDOW_BUDGET = 2000  # tokens: bounded windows (plain: trimmed to it each turn; cache-aware: grows to it, cut to half)
+WINDOW_BUDGET = 2000  # tokens: bounded windows (plain: trimmed to it each turn; cache-aware: the layout's marks)
 KEEP_LAST = 20  # messages the last-k workaround sends: about the same tokens as WINDOW_BUDGET
 MEMORY_BUDGET = 500  # tokens of recalled memories per request (vector rows; the window has WINDOW_BUDGET)
 KINDS = ("input", "cache_write", "cache_read", "output")  # the four billed token counts of `usage`
 RESULTS_FILE = Path(__file__).resolve().parents[2] / "docs" / "results" / "cost.json"
+CACHE_AWARE = ("bounded_cached", "vector_cached")  # their layout is told the pace the simulation runs at
+OURS, THEIRS = "bounded (cache-aware)", "naive + caching"  # the comparison the results file reports
 
 # (label, registry name, options, caches): a strategy that sends cache_control runs once per model, since the
 # model's minimum cacheable length decides what is cached; the others run once and are priced per model.
@@ -68,11 +76,19 @@ ROWS: tuple[tuple[str, str, dict, bool], ...] = (
 )
 
 
-class _Marked:
-    """A strategy wrapper that notes how many ledger entries exist after each turn (to cut the run at checkpoints)."""
+def recall_share(strategy: Any) -> float:
+    """The share of the planted questions (helpers.sim.scripts.recall_questions) whose answer is in the request
+    `strategy` would send for them now (built, never sent)."""
+    questions = recall_questions()
+    return sum(answer_in_request(strategy.build_request(q), a) for _kind, q, a in questions) / len(questions)
 
-    def __init__(self, strategy: Any):
-        self._strategy, self.marks = strategy, []
+
+class _Marked:
+    """A strategy wrapper that notes how many ledger entries exist after each turn (to cut the run at checkpoints)
+    and, at the turns in `score_at`, the recall of the request it would send."""
+
+    def __init__(self, strategy: Any, score_at: Iterable[int] = ()):
+        self._strategy, self.marks, self.recall, self._score_at = strategy, [], {}, set(score_at)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._strategy, name)
@@ -80,6 +96,8 @@ class _Marked:
     def turn(self, text: str):
         result = self._strategy.turn(text)
         self.marks.append(len(self._strategy.ledger.entries))
+        if len(self.marks) in self._score_at:
+            self.recall[len(self.marks)] = recall_share(self._strategy)
         return result
 
 
@@ -143,24 +161,87 @@ def _row(entries: list, model: str, requests: list[int]) -> dict:
     }
 
 
-def _run(
-    name: str, options: dict, settings: Settings, turns: int, model: str, progress: bool
-) -> tuple[list, list, list[int]]:
-    """One strategy over `turns` scripted turns: (ledger entries, entry count after each turn, request sizes)."""
+def run_strategy(
+    name: str,
+    options: dict,
+    settings: Settings,
+    turns: int,
+    model: str,
+    *,
+    progress: bool = False,
+    seconds_per_turn: float = SECONDS_PER_TURN,
+    score_at: Iterable[int] = (),
+) -> dict:
+    """One strategy over `turns` scripted turns at `seconds_per_turn`: its ledger entries, the entry count after each
+    turn (marks), request sizes, the recall at each turn of `score_at` and, cache-aware, the layout it ended with."""
     run_settings = settings.with_(chat_model=model, summary_model=model, extraction_model=model)
     client = simulation_client(run_settings)
     if name.startswith("vector"):  # the vector rows share one embedder that embeds each batch of texts once
         options = {**options, "embedder": _embedder(run_settings)}
-    strategy = _Marked(make_strategy(name, client, run_settings, system=TRIP_PERSONA, ledger=CostLedger(), **options))
-    result = simulate(strategy, trip_script(turns), name=name, progress=progress)
+    if name in CACHE_AWARE:
+        options = {**options, "pace_seconds": seconds_per_turn}
+    strategy = _Marked(
+        make_strategy(name, client, run_settings, system=TRIP_PERSONA, ledger=CostLedger(), **options), score_at
+    )
+    result = simulate(strategy, recall_script(turns), name=name, progress=progress, seconds_per_turn=seconds_per_turn)
     if hasattr(strategy, "close"):
         strategy.close()
-    return list(strategy.ledger.entries), strategy.marks, result.request_tokens
+    layout = getattr(strategy, "layout", None)
+    return {
+        "entries": list(strategy.ledger.entries),
+        "marks": strategy.marks,
+        "requests": result.request_tokens,
+        "recall": strategy.recall,
+        "layout": layout.to_dict() if layout is not None else None,
+    }
 
 
-def _run_tasks(tasks: list[tuple]) -> list[tuple[list, list, list[int]]]:
+def _run_group(tasks: list[dict]) -> list[dict]:
     """Several runs one after the other in one process (the vector rows: they share the embedder's batches)."""
-    return [_run(*task) for task in tasks]
+    return [run_strategy(**task) for task in tasks]
+
+
+def run_tasks(tasks: dict[Any, dict], jobs: int = 1) -> dict[Any, dict]:
+    """Every task (run_strategy's keyword arguments) by key; `jobs` > 1 in that many processes (same figures)."""
+    # the vector runs stay together in one process, so each batch of texts is embedded once; they take longest,
+    # so with jobs > 1 they start first and the other runs share the remaining processes
+    vector = [key for key, task in tasks.items() if task["name"].startswith("vector")]
+    groups = ([vector] if vector else []) + [[key] for key in tasks if key not in vector]
+    if jobs > 1:
+        with concurrent.futures.ProcessPoolExecutor(max_workers=jobs) as pool:
+            done = list(pool.map(_run_group, [[tasks[key] for key in group] for group in groups]))
+    else:
+        done = [_run_group([tasks[key] for key in group]) for group in groups]
+    return {key: run for group, results in zip(groups, done) for key, run in zip(group, results)}
+
+
+def _key(name: str, model: str, seconds_per_turn: float = SECONDS_PER_TURN, ttl: str | None = None) -> tuple:
+    return (name, model, float(seconds_per_turn), ttl)
+
+
+def table_tasks(
+    checkpoints: Iterable[int],
+    models: Iterable[str],
+    rows: Iterable[tuple[str, str, dict, bool]] = ROWS,
+    settings: Settings | None = None,
+    progress: bool = False,
+) -> dict[tuple, dict]:
+    """The runs the side-by-side table needs: a strategy without breakpoints once (the model changes only its
+    prices), one with them once per model; recall scored at every checkpoint."""
+    settings, checkpoints, models = settings or load_settings(), sorted(set(checkpoints)), list(models)
+    return {
+        _key(name, model if caches else models[0]): {
+            "name": name,
+            "options": options,
+            "settings": settings,
+            "turns": checkpoints[-1],
+            "model": model if caches else models[0],
+            "progress": progress,
+            "score_at": checkpoints,
+        }
+        for _label, name, options, caches in rows
+        for model in models
+    }
 
 
 def crossover_turn(ours: list[float], theirs: list[float]) -> int | None:
@@ -174,10 +255,11 @@ def crossover_turn(ours: list[float], theirs: list[float]) -> int | None:
     return turn
 
 
-def _cumulative(entries: list, marks: list[int], model: str) -> list[float]:
+def cumulative_usd(run: dict, model: str, turns: int | None = None) -> list[float]:
+    """A run's cumulative USD after each turn (its first `turns`), every call priced at `model`."""
     out, total, seen = [], 0.0, 0
-    for mark in marks:
-        total += sum(entry_cost(e, model) for e in entries[seen:mark])
+    for mark in run["marks"][:turns]:
+        total += sum(entry_cost(e, model) for e in run["entries"][seen:mark])
         seen = mark
         out.append(total)
     return out
@@ -196,60 +278,52 @@ def cost_table(
     settings: Settings | None = None,
     progress: bool = False,
     jobs: int = 1,
+    runs: dict[tuple, dict] | None = None,
 ) -> dict:
     """Every row of `rows` at every checkpoint, priced at every model: the four token kinds and USD, chat and
-    maintenance apart; at the middle checkpoint, cache-aware bounded against naive + caching, and the crossover.
-    `jobs` > 1 runs the simulations in that many processes (same figures: every run is deterministic)."""
-    settings = settings or load_settings()
-    checkpoints, models = sorted(set(checkpoints)), list(models)
-    turns = checkpoints[-1]
-    out: dict = {"checkpoints": checkpoints, "models": models, "strategies": {}, "cumulative_usd": {}}
-    rows = list(rows)
-    # a strategy without breakpoints runs once (the model changes only its prices); one with them, per model
-    tasks = {
-        (name, model if caches else models[0]): (
-            name,
-            options,
-            settings,
-            turns,
-            model if caches else models[0],
-            progress and jobs == 1,
-        )
-        for _label, name, options, caches in rows
-        for model in models
+    maintenance apart, and the recall; cache-aware bounded against naive + caching at every checkpoint, and the
+    crossover. `jobs` > 1 runs the simulations in that many processes (same figures: every run is deterministic);
+    `runs`: the runs of table_tasks already done (with others, by the `cost` command)."""
+    checkpoints, models, rows = sorted(set(checkpoints)), list(models), list(rows)
+    if runs is None:
+        runs = run_tasks(table_tasks(checkpoints, models, rows, settings, progress and jobs == 1), jobs)
+    out: dict = {
+        "checkpoints": checkpoints,
+        "models": models,
+        "recall_questions": len(recall_questions()),
+        "strategies": {},
+        "cumulative_usd": {},
     }
-    # the vector runs stay together in one process, so each batch of texts is embedded once; they take longest,
-    # so with jobs > 1 they start first and the other runs share the remaining processes
-    vector = [key for key in tasks if key[0].startswith("vector")]
-    groups = ([vector] if vector else []) + [[key] for key in tasks if key not in vector]
-    if jobs > 1:
-        with concurrent.futures.ProcessPoolExecutor(max_workers=jobs) as pool:
-            done = list(pool.map(_run_tasks, [[tasks[key] for key in group] for group in groups]))
-    else:
-        done = [_run_tasks([tasks[key] for key in group]) for group in groups]
-    runs = {key: run for group, results in zip(groups, done) for key, run in zip(group, results)}
     for label, name, options, caches in rows:
         out["strategies"][label] = {"registry": name, "options": options, "prompt_caching": caches, "by_model": {}}
         for model in models:
-            entries, marks, requests = runs[(name, model if caches else models[0])]
-            out["strategies"][label]["by_model"][model] = {
-                str(t): _row(entries[: marks[t - 1]], model, requests[:t]) for t in checkpoints if t <= len(marks)
-            }
-            out["cumulative_usd"].setdefault(label, {})[model] = _cumulative(entries, marks, model)
+            run = runs[_key(name, model if caches else models[0])]
+            marks, by_turns = run["marks"], {}
+            for t in checkpoints:
+                if t <= len(marks):
+                    by_turns[str(t)] = {
+                        **_row(run["entries"][: marks[t - 1]], model, run["requests"][:t]),
+                        "recall": run["recall"].get(t),
+                    }
+            out["strategies"][label]["by_model"][model] = by_turns
+            if run["layout"] is not None:
+                out["strategies"][label].setdefault("layout", {})[model] = run["layout"]
+            out["cumulative_usd"].setdefault(label, {})[model] = cumulative_usd(run, model)
     out["comparison"] = _compare(out, checkpoints)
     return out
 
 
 def _compare(out: dict, checkpoints: list[int]) -> dict:
-    """Cache-aware bounded against naive + caching: USD at the middle checkpoint, and the crossover turn."""
+    """Cache-aware bounded against naive + caching: USD at the middle checkpoint, how many times cheaper at each
+    checkpoint, the recall of both, and the crossover turn."""
     middle = checkpoints[len(checkpoints) // 2] if len(checkpoints) > 1 else checkpoints[0]
     found: dict = {"at_turns": middle}
     strategies = out["strategies"]
-    if "bounded (cache-aware)" not in strategies or "naive + caching" not in strategies:
+    if OURS not in strategies or THEIRS not in strategies:
         return found
     for model in out["models"]:
-        ours = strategies["bounded (cache-aware)"]["by_model"][model][str(middle)]["total"]["usd"]
-        theirs = strategies["naive + caching"]["by_model"][model][str(middle)]["total"]["usd"]
+        cells = {label: strategies[label]["by_model"][model] for label in (OURS, THEIRS)}
+        ours, theirs = cells[OURS][str(middle)]["total"]["usd"], cells[THEIRS][str(middle)]["total"]["usd"]
         cumulative = out["cumulative_usd"]
         found[model] = {
             "bounded_cache_aware_usd": ours,
@@ -257,81 +331,13 @@ def _compare(out: dict, checkpoints: list[int]) -> dict:
             "cache_aware_bounded_wins": ours < theirs,
             "saving_usd": theirs - ours,
             "ratio": theirs / ours if ours else None,
-            "crossover_turn": crossover_turn(
-                cumulative["bounded (cache-aware)"][model], cumulative["naive + caching"][model]
-            ),
+            "crossover_turn": crossover_turn(cumulative[OURS][model], cumulative[THEIRS][model]),
+            "times_cheaper_at": {
+                t: cells[THEIRS][t]["total"]["usd"] / cells[OURS][t]["total"]["usd"] for t in cells[OURS]
+            },
+            "recall_at": {t: {label: cells[label][t]["recall"] for label in (OURS, THEIRS)} for t in cells[OURS]},
         }
     return found
-
-
-def provenance(argv: list[str] | None = None) -> dict:
-    """Where the figures come from: command, commit, data, date, mode and the assumptions they rest on."""
-    root = Path(__file__).resolve().parents[2]
-
-    def git(*args: str) -> str:
-        try:
-            return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=10).stdout.strip()
-        except (OSError, subprocess.SubprocessError):
-            return ""
-
-    return {
-        "command": "python -m helpers.bench " + " ".join(sys.argv[1:] if argv is None else argv),
-        "commit": git("rev-parse", "HEAD") or None,
-        "uncommitted_changes": bool(git("status", "--porcelain")),
-        "data": "the scripted trip chat (helpers.sim.scripts.trip_script), persona TRIP_PERSONA",
-        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "mode": "offline (token counts by the local BPE, an offline count; prices from the model's price table)",
-        "reply_tokens": REPLY_TOKENS,
-        "seconds_per_turn": SECONDS_PER_TURN,
-        "window_budget": WINDOW_BUDGET,
-        "keep_last": KEEP_LAST,
-        "memory_budget": MEMORY_BUDGET,
-        "pricing": PRICING_SOURCE,
-    }
-
-
-def markdown_table(report: dict) -> str:
-    """The report as Markdown: provenance, then per model one row per strategy and checkpoint, then the verdict."""
-    prov = report.get("provenance", {})
-    lines = [
-        f"# Cost of memory, side by side ({prov.get('date', '?')})",
-        "",
-        f"Written by `{prov.get('command', '?')}` at commit `{prov.get('commit', '?')}`"
-        f"{' (with uncommitted changes)' if prov.get('uncommitted_changes') else ''}. Data: {prov.get('data', '?')}. "
-        f"Mode: {prov.get('mode', '?')}. Replies padded to {prov.get('reply_tokens')} tokens; "
-        f"{prov.get('seconds_per_turn')} s between turns; bounded window budget {prov.get('window_budget')} tokens; "
-        f"last-k keeps {prov.get('keep_last')} messages; vector memories up to {prov.get('memory_budget')} "
-        f"tokens. Prices: {prov.get('pricing', '?')}.",
-        "",
-    ]
-    for model in report["models"]:
-        lines += [
-            f"## {model}",
-            "",
-            "| strategy | turns | input | cache write | cache read | output | USD | of which upkeep |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|",
-        ]
-        for label, row in report["strategies"].items():
-            for turns in report["checkpoints"]:
-                cell = row["by_model"][model].get(str(turns))
-                if cell is None:
-                    continue
-                t = cell["total"]
-                lines.append(
-                    f"| {label} | {turns:,} | {t['input']:,} | {t['cache_write']:,} | {t['cache_read']:,} | "
-                    f"{t['output']:,} | {t['usd']:.4f} | {cell['maintenance']['usd']:.4f} |"
-                )
-        found = report.get("comparison", {}).get(model)
-        if found:
-            verdict = "beats" if found["cache_aware_bounded_wins"] else "does not beat"
-            lines += [
-                "",
-                f"At {report['comparison']['at_turns']:,} turns cache-aware bounded ({found['bounded_cache_aware_usd']:.4f} USD) "
-                f"{verdict} naive + caching ({found['naive_caching_usd']:.4f} USD); crossover turn: "
-                f"{found['crossover_turn'] if found['crossover_turn'] is not None else 'none within the run'}.",
-            ]
-        lines.append("")
-    return "\n".join(lines)
 
 
 def load_results(path: str | Path | None = None) -> dict:
@@ -339,32 +345,36 @@ def load_results(path: str | Path | None = None) -> dict:
     path = Path(path) if path else RESULTS_FILE
     if not path.exists():
         raise FileNotFoundError(
-            f"{path} is missing: run `python -m helpers.bench cost --json --out {path}` "
-            "(it simulates every strategy offline, about a quarter of an hour)"
+            f"{path} is missing: run `python -m helpers.bench cost --json --jobs 2 --out {path}` "
+            "(it simulates every strategy offline, about half an hour of CPU)"
         )
     return json.loads(path.read_text(encoding="utf-8"))
 
 
 def print_checkpoint(report: dict, turns: int, labels: Iterable[str] | None = None) -> None:
-    """One checkpoint of the report as a table per model, then the verdict cache-aware bounded vs naive + caching."""
+    """One checkpoint of the report as a table per model (tokens, USD, upkeep, recall), then the verdict
+    cache-aware bounded vs naive + caching."""
     for model in report["models"]:
         print(f"{model}, {turns:,} turns (replies {report['provenance']['reply_tokens']} tokens)")
-        print(f"  {'strategy':<22}" + "".join(f"{k:>12}" for k in KINDS) + f"{'USD':>9}{'upkeep':>9}")
+        print(f"  {'strategy':<22}" + "".join(f"{k:>12}" for k in KINDS) + f"{'USD':>9}{'upkeep':>9}{'recall':>8}")
         for label, row in report["strategies"].items():
             if labels is not None and label not in labels:
                 continue
             cell = row["by_model"][model][str(turns)]
+            recall = f"{cell['recall']:.0%}" if cell.get("recall") is not None else "-"
             print(
                 f"  {label:<22}"
                 + "".join(f"{cell['total'][k]:>12,}" for k in KINDS)
-                + f"{cell['total']['usd']:>9.3f}{cell['maintenance']['usd']:>9.3f}"
+                + f"{cell['total']['usd']:>9.3f}{cell['maintenance']['usd']:>9.3f}{recall:>8}"
             )
         found = report["comparison"].get(model)
         if found and labels is None:
             crossover = found["crossover_turn"]
+            ratio = (found.get("times_cheaper_at") or {}).get(str(turns))
             print(
                 f"  cache-aware bounded {'beats' if found['cache_aware_bounded_wins'] else 'does not beat'} naive + "
                 f"caching at {report['comparison']['at_turns']:,} turns (${found['bounded_cache_aware_usd']:.3f} vs "
                 f"${found['naive_caching_usd']:.3f}); cheaper for good from turn "
                 f"{crossover if crossover is not None else '- (never in the run)'}"
+                + (f"; at {turns:,} turns {ratio:.2f}x cheaper" if ratio is not None else "")
             )

@@ -29,7 +29,7 @@ from typing import Any
 import anthropic
 
 from helpers.bench.common import positive_int
-from helpers.bench.cost_table import provenance
+from helpers.bench.cost_report import provenance
 from helpers.bench.results import RESULTS_DIR
 from helpers.config import Settings, load_settings
 from helpers.db.store import mongomock_store

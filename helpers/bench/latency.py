@@ -1,122 +1,138 @@
-"""Search latency at 10,000 memories: the data and timing behind `python -m helpers.bench retrieval`. Tools for further/04_memory_in_production, section 'Which retrieval wins? Measure it'."""
+"""Search latency, cold start and memory of one user's search: what `python -m helpers.bench retrieval` measures. Tools for further/04_memory_in_production, section 'Which retrieval wins? Measure it'.
+
+For one size (the measured user's memories, plus a tenth as many of other users), `run_retrieval_benchmark`
+fills a throwaway database as an import would (helpers.bench.synthetic), then, in a NEW process (as a kernel
+restart, a `--show-request` or a web worker would), opens a `MemoryIndex` and times the first search — the cold
+start, which opens the user's index file — and then `queries` questions in each mode, and reads the process's
+memory (RSS). The same process then opens the user the old way, reading every memory document
+(`index_files=False`), times that first search too, and checks that both give identical results for every
+question and mode. On mongomock (tests) everything runs in this process.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Callable
-from datetime import timedelta
 from typing import TYPE_CHECKING
 
 import numpy as np
 from bson import ObjectId
 
+from helpers.bench.synthetic import embedded_bases, fill_user, query_texts
 from helpers.config import load_settings
 from helpers.db.store import open_store
 from helpers.memory.facts_worker import latency_summary
-from helpers.retrieval import MemoryIndex, utc_now
+from helpers.retrieval import MemoryIndex
 from helpers.retrieval.embeddings import embed_query, get_embedder
+from helpers.retrieval.snapshot import index_root, remove_database_files, snapshot_path
 
 if TYPE_CHECKING:  # pragma: no cover
     from helpers.config import Settings
     from helpers.db.store import Store
     from helpers.retrieval.embeddings import Embedder
 
-__all__ = ["run_retrieval_benchmark"]
+__all__ = ["run_retrieval_benchmark", "measure_user", "rss_mb", "in_new_process", "MODES_TIMED"]
 
-_PEOPLE = ["Maya", "Jonah", "Priya", "Luis", "Hana", "Omar", "Grace", "Tomas", "Aiko", "Elena", "Kofi", "Zara"]
-_PLACES = [
-    "Santa Monica",
-    "Pasadena",
-    "Malibu",
-    "Echo Park",
-    "Denver",
-    "Tokyo",
-    "Lisbon",
-    "Austin",
-    "Seattle",
-    "Venice Beach",
-    "Silver Lake",
-    "Griffith Park",
-    "Joshua Tree",
-    "San Diego",
-    "Portland",
-    "Chicago",
-]
-_THINGS = [
-    "tacos",
-    "sushi",
-    "ramen",
-    "jazz",
-    "hiking",
-    "surfing",
-    "pottery",
-    "chess",
-    "cycling",
-    "espresso",
-    "board games",
-    "vinyl records",
-    "yoga",
-    "climbing",
-    "photography",
-    "gardening",
-]
-_MONTHS = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-]
-_FACT_TEMPLATES = [
-    "The user's friend {p} loves {t}.",
-    "The user visited {l} in {m}.",
-    "The user's sister {p} lives in {l}.",
-    "The user wants to try {t} in {l}.",
-    "The user booked flight {c} to {l} for {m} {d}.",
-    "The user's colleague {p} recommended {t}.",
-    "The user has a dentist appointment on {m} {d}.",
-    "The user paid {n} dollars for {t} lessons.",
-]
-_EPISODE_TEMPLATES = [
-    "User: We went to {l} with {p} and had {t}.\nAssistant: That sounds lovely; {l} is great for {t}.",
-    "User: My confirmation code for {l} is {c}.\nAssistant: Noted, the code for {l} is {c}.",
-    "User: Remind me that {p} arrives on {m} {d}.\nAssistant: I'll remember that {p} arrives on {m} {d}.",
-]
-_QUERY_TEMPLATES = [
-    "Where does my sister live?",
-    "What did {p} recommend?",
-    "When is my dentist appointment?",
-    "Which flight did I book to {l}?",
-    "What should I do in {l}?",
-    "Who loves {t}?",
-    "flight {c}",
-    "What's my confirmation code for {l}?",
-    "When does {p} arrive?",
-    "How much did I pay for {t} lessons?",
-]
+MODES_TIMED = ("hybrid", "vector", "lexical", "hybrid_search_only")
+USER = "bench-user"
 
 
-def _fill(template: str, rng: np.random.Generator) -> str:
-    def pick(seq: list[str]) -> str:
-        return seq[int(rng.integers(len(seq)))]
+def rss_mb() -> dict:
+    """This process's resident memory now and at its peak, in MB (Linux /proc; else the peak from getrusage)."""
+    try:
+        status = dict(line.split(":", 1) for line in open("/proc/self/status", encoding="ascii") if ":" in line)
+        return {"now": int(status["VmRSS"].split()[0]) // 1024, "peak": int(status["VmHWM"].split()[0]) // 1024}
+    except (OSError, KeyError, ValueError):
+        import resource
 
-    return template.format(
-        p=pick(_PEOPLE),
-        l=pick(_PLACES),
-        t=pick(_THINGS),
-        m=pick(_MONTHS),
-        d=int(rng.integers(1, 29)),
-        n=int(rng.integers(20, 400)),
-        c=f"{pick(['UA', 'DL', 'AA', 'AS', 'B6'])}{int(rng.integers(100, 9999))}",
+        return {"now": None, "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024}
+
+
+def _results(index: MemoryIndex, user: str, texts: list[str], k: int) -> list:
+    return [
+        [(h.id, h.score) for h in index.search(user, text, k=k, mode=mode)]
+        for text in texts
+        for mode in ("hybrid", "vector", "lexical")
+    ]
+
+
+def measure_user(
+    store: Store, user: str, queries: int, *, k: int = 5, seed: int = 1, compare: bool = True, embedder=None
+) -> dict:
+    """In this process: the cold start of `user` (a new MemoryIndex: the first search, its question embedded,
+    the embedding model already loaded), p50/p95 per mode over `queries` questions, RSS; with `compare`, the
+    first search reading every document instead, and whether both give identical results."""
+    embedder = embedder or get_embedder()
+    embedder.embed(["the embedding model is loaded before the clock starts"])
+    texts = query_texts(queries, np.random.default_rng(seed))
+    started = time.perf_counter()
+    index = MemoryIndex(store, embedder)
+    index.search(user, "what do you remember about me?", k=k)
+    cold_ms = (time.perf_counter() - started) * 1000
+    timings: dict[str, list[float]] = {name: [] for name in ("embed", *MODES_TIMED)}
+    seen: set[str] = set()
+    for text in texts:
+        t0 = time.perf_counter()
+        vector = embed_query(embedder, text + " ")  # another text than the searches' own: not from its cache
+        timings["embed"].append((time.perf_counter() - t0) * 1000)
+        for mode in ("hybrid", "vector", "lexical"):
+            t0 = time.perf_counter()
+            hits = index.search(user, text, k=k, mode=mode)
+            timings[mode].append((time.perf_counter() - t0) * 1000)
+            seen |= {h.id for h in hits}
+        t0 = time.perf_counter()
+        index.search(user, text, k=k, query_vector=vector)
+        timings["hybrid_search_only"].append((time.perf_counter() - t0) * 1000)
+    memory = rss_mb()
+    owners = {
+        doc["user_id"] for doc in store.memories.find({"_id": {"$in": [ObjectId(i) for i in seen]}}, {"user_id": 1})
+    }
+    report = {
+        "cold_start_ms": round(cold_ms, 1),
+        "opened_from": "index file" if index.stats["file_opens"] else "every memory document",
+        "open_ms": index.stats["file_open_ms"] or index.stats["full_load_ms"],  # of the cold start: the user opened
+        "ms": {name: latency_summary(values) for name, values in timings.items()},
+        "rss_mb": memory["now"],
+        "rss_peak_mb": memory["peak"],
+        "isolation_violations": len(owners - {user}),
+    }
+    if compare:
+        started = time.perf_counter()
+        reads_all = MemoryIndex(store, embedder, index_files=False)
+        reads_all.search(user, "what do you remember about me?", k=k)
+        report["first_search_reading_every_memory_ms"] = round((time.perf_counter() - started) * 1000, 1)
+        report["identical_results"] = _results(index, user, texts, k) == _results(reads_all, user, texts, k)
+    return report
+
+
+def in_new_process(store: Store, function: str, kwargs: dict, env: dict | None = None) -> dict:
+    """Run `helpers.bench.<module>.<function>(store, **kwargs)` in a new Python process on the same database
+    (a local server or MONGODB_URI store) and return its JSON result."""
+    module, name = function.rsplit(".", 1)
+    code = (
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "from helpers.config import load_settings\n"
+        "from helpers.db.store import open_store\n"
+        f"from helpers.bench.{module} import {name}\n"
+        "args = json.loads(sys.argv[1])\n"
+        "local = {'mongodb_uri': None, 'data_dir': Path(args['data_dir'])} if args['data_dir'] else {}\n"
+        "store = open_store(load_settings().with_(db_name=args['db'], **local), fallback=False)\n"
+        f"print(json.dumps({name}(store, **args['kwargs'])))\n"
     )
+    data_dir = str(store.data_dir) if store.kind == "local" else None
+    args = json.dumps({"db": store.db.name, "data_dir": data_dir, "kwargs": kwargs})
+    done = subprocess.run(
+        [sys.executable, "-c", code, args], capture_output=True, text=True, env={**os.environ, **(env or {})}
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"the measuring process failed: {done.stderr.strip()[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def run_retrieval_benchmark(
@@ -130,15 +146,13 @@ def run_retrieval_benchmark(
     others: int | None = None,
     k: int = 5,
     seed: int = 0,
+    compare: bool = True,
     keep: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> dict:
-    """Time `search` at `memories` memories for one user (plus other users' memories) in a throwaway database.
-
-    Fills a fresh database (on `store`'s server, default: `open_store(settings)`) and drops it afterwards
-    unless `keep`. To keep the fill fast, only `distinct` texts are embedded; the other memories reuse
-    those vectors plus small Gaussian noise (renormalised). Each query's time includes embedding it.
-    """
+    """Fill a throwaway database with `memories` memories of one user (and `others`, default a tenth as many,
+    of three other users), then measure that user (`measure_user`) in a new process; drops the database and
+    its index files afterwards unless `keep`."""
     say = progress or (lambda message: None)
     rng = np.random.default_rng(seed)
     owned = store is None
@@ -147,84 +161,46 @@ def run_retrieval_benchmark(
     embedder = embedder or get_embedder()
     others = memories // 10 if others is None else others
     try:
-        index = MemoryIndex(bench_store, embedder)
-        started = time.perf_counter()
-        user = "bench-user"
-        owners = [user] * memories + [f"bench-other-{i % 3}" for i in range(others)]
-        templates = _FACT_TEMPLATES + _EPISODE_TEMPLATES
-        texts = [_fill(templates[int(rng.integers(len(templates)))], rng) for _ in owners]
-        distinct = max(1, min(distinct, len(texts)))
         say(f"embedding {distinct} distinct texts ...")
-        base_vectors = embedder.embed(texts[:distinct])
-        now = utc_now()
-        docs = []
-        for i, (owner, text) in enumerate(zip(owners, texts)):
-            vector = base_vectors[i % distinct]
-            if i >= distinct:
-                vector = vector + rng.normal(0.0, 0.01, size=vector.shape).astype(np.float32)
-                vector /= np.linalg.norm(vector)
-            kind = "episode" if text.startswith("User:") else "fact"
-            doc = index.new_doc(
-                owner,
-                kind,
-                text,
-                vector,
-                {"session_id": f"s{i % 97}", "seq": i},
-                now=now - timedelta(seconds=int(rng.integers(0, 365 * 86_400))),
-            )
-            docs.append(doc)
-        say(f"inserting {len(docs):,} memories ...")
-        for start in range(0, len(docs), 1000):
-            bench_store.memories.insert_many(docs[start : start + 1000], ordered=False)
-        mine = {doc["_id"] for doc in docs if doc["user_id"] == user}
+        bases = embedded_bases(embedder, min(distinct, memories), rng)
+        writer = MemoryIndex(bench_store, embedder, max_users=1)
+        started = time.perf_counter()
+        say(f"writing {memories:,} memories of the measured user and {others:,} of others ...")
+        fill_user(writer, USER, memories, rng, bases)
+        for i in range(3):
+            fill_user(writer, f"bench-other-{i}", others // 3 + (i < others % 3), rng, bases, first_seq=memories)
         fill_s = time.perf_counter() - started
-
-        load_started = time.perf_counter()
-        index.search(user, "warm up", k=k)  # first search loads the user's cache
-        cold_ms = (time.perf_counter() - load_started) * 1000
-        query_texts = [_fill(_QUERY_TEMPLATES[i % len(_QUERY_TEMPLATES)], rng) for i in range(queries)]
-        timings: dict[str, list[float]] = {
-            name: [] for name in ("embed", "hybrid", "vector", "lexical", "hybrid_search_only")
-        }
-        violations = 0
-        say(f"timing {queries} queries ...")
-        for text in query_texts:
-            t0 = time.perf_counter()
-            vector = embed_query(embedder, text)
-            timings["embed"].append((time.perf_counter() - t0) * 1000)
-            for mode in ("hybrid", "vector", "lexical"):
-                t0 = time.perf_counter()
-                hits = index.search(user, text, k=k, mode=mode)
-                timings[mode].append((time.perf_counter() - t0) * 1000)
-                violations += sum(ObjectId(h.id) not in mine for h in hits)
-            t0 = time.perf_counter()
-            index.search(user, text, k=k, query_vector=vector)
-            timings["hybrid_search_only"].append((time.perf_counter() - t0) * 1000)
-        results = {name: latency_summary(values) for name, values in timings.items()}
+        root = index_root(bench_store)
+        path = snapshot_path(root, bench_store.db.name, USER) if root is not None else None
+        say(f"measuring in a new process ({queries} queries) ...")
+        kwargs = {"user": USER, "queries": queries, "k": k, "compare": compare}
+        if bench_store.kind == "mongomock":
+            measured = measure_user(bench_store, **kwargs, embedder=embedder)
+        else:
+            measured = in_new_process(bench_store, "latency.measure_user", kwargs)
         return {
             "store": bench_store.describe(),
             "store_kind": bench_store.kind,
-            "backend": index.vector_backend,
+            "backend": writer.vector_backend,
             "embedder": embedder.name,
             "memories": memories,
             "other_users_memories": others,
             "queries": queries,
             "k": k,
-            "distinct_embedded": distinct,
+            "distinct_embedded": len(bases),
             "note": (
-                f"{distinct} distinct texts were embedded; the other {len(docs) - distinct:,} memories reuse "
-                "those vectors plus Gaussian noise (sigma 0.01 per dimension, renormalised). Query times "
-                "include embedding the query, except hybrid_search_only."
+                f"{len(bases)} distinct texts were embedded; every memory reuses one of those vectors plus Gaussian "
+                "noise (sigma 0.01 per dimension, renormalised). Measured in a new process: the cold start is its "
+                "first search (the question embedded, the model loaded before); query times include embedding the "
+                "query, except hybrid_search_only."
             ),
             "fill_s": round(fill_s, 2),
-            "cold_load_ms": round(cold_ms, 1),
-            "ms": results,
-            "target_p95_ms": 20.0,
-            "meets_target": results["hybrid"]["p95"] <= 20.0,
-            "isolation_violations": violations,
+            "index_file_mb": round(path.stat().st_blocks * 512 / 2**20, 1) if path and path.exists() else None,
+            **measured,
         }
     finally:
         if not keep:
             bench_store.client.drop_database(bench_store.db.name)
+            remove_database_files(bench_store)
         if owned:
             base.close()

@@ -1,8 +1,13 @@
-"""The `load` benchmark: many concurrent bounded sessions on one store, checked against their logs. Plumbing: concurrency behind 04_bounded_memory_mongodb."""
+"""The `load` benchmark: many concurrent bounded sessions on one store, checked against their logs. Plumbing: concurrency behind 04_bounded_memory_mongodb.
+
+With `--users N` it measures many users' memory search in one process instead (helpers.bench.users): latency and
+resident memory within INDEX_CACHE_MB, against no cap; `--out` writes that results file with its provenance.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
 import threading
 import time
 import uuid
@@ -11,6 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from helpers.bench.common import positive_int, print_figures, time_model_calls
+from helpers.bench.results import machine, run_provenance, write_results_file
+from helpers.bench.users import measure_users
 from helpers.config import Settings, load_settings
 from helpers.db.store import open_store
 from helpers.memory import BoundedMemory
@@ -111,10 +118,24 @@ def measure_load(
 
 
 def run_load(args: argparse.Namespace) -> int:
-    """`load`: many concurrent sessions; exit 1 if any turn failed or any session is inconsistent with its logs."""
+    """`load`: many concurrent sessions; exit 1 if any turn failed or any session is inconsistent with its logs.
+    With --users: many users' memory search in one process (helpers.bench.users)."""
+    if args.users:
+        return _run_users(args)
     figures = measure_load(args.sessions, args.turns, args.workers, args.budget)
     print_figures(figures, args.json)
     return 1 if figures["errors"] or figures["inconsistent_sessions"] else 0
+
+
+def _run_users(args: argparse.Namespace) -> int:
+    progress = (lambda message: print(message, file=sys.stderr)) if args.progress else None
+    source = run_provenance("python -m helpers.bench " + " ".join(sys.argv[1:]))
+    figures = measure_users(args.users, args.memories, args.requests, cache_mb=args.cache_mb, progress=progress)
+    source["machine_at_end"] = machine()
+    if args.out:
+        write_results_file(args.out, {"provenance": source, "users": figures})
+    print_figures(figures, args.json)
+    return 0
 
 
 def add_load(sub: argparse._SubParsersAction) -> None:
@@ -128,5 +149,13 @@ def add_load(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--turns", type=positive_int, default=20, help="turns per session (default 20)")
     p.add_argument("--workers", type=positive_int, default=8, help="threads running sessions at once (default 8)")
     p.add_argument("--budget", type=positive_int, default=300, help="window budget in tokens (default 300)")
+    p.add_argument(
+        "--users", type=positive_int, default=None, help="instead: this many users' memory search in one process"
+    )
+    p.add_argument("--memories", type=positive_int, default=1000, help="with --users: memories per user (1000)")
+    p.add_argument("--requests", type=positive_int, default=2000, help="with --users: searches to serve (2000)")
+    p.add_argument("--cache-mb", type=positive_int, default=None, help="with --users: the cap (INDEX_CACHE_MB)")
+    p.add_argument("--out", default=None, metavar="FILE", help="with --users: also write the results file")
+    p.add_argument("--progress", action="store_true", help="say what runs on stderr")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.set_defaults(func=run_load)

@@ -11,10 +11,17 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import platform
+import subprocess
+from datetime import datetime, timezone
 from pathlib import Path
 
 __all__ = [
     "RESULTS_DIR",
+    "machine",
+    "run_provenance",
+    "write_results_file",
     "LONGMEM_NAMES",
     "load_results",
     "interval",
@@ -43,6 +50,50 @@ def load_results(name: str) -> dict:
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing; the benchmark writes it with --out (see docs/results/README.md)")
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+def machine() -> dict:
+    """The machine a benchmark ran on, and how busy it was: CPUs, load average (1, 5, 15 min), platform."""
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    return {
+        "cpus": os.cpu_count(),
+        "load_average": [round(x, 2) for x in load] if load else None,
+        "platform": platform.platform(terse=True),
+        "python": platform.python_version(),
+    }
+
+
+def _git(*args: str) -> str | None:
+    try:
+        done = subprocess.run(["git", *args], capture_output=True, text=True, timeout=10, cwd=RESULTS_DIR.parent)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def run_provenance(command: str, **extra: object) -> dict:
+    """Where a run's figures come from: command, commit (and whether the tree had other changes), date, mode
+    (offline or live), the machine and its load average at the start; add `finished` with `machine()` at the end."""
+    from helpers.config import load_settings
+
+    status = _git("status", "--porcelain", "--untracked-files=no")
+    return {
+        "command": command,
+        "commit": _git("rev-parse", "HEAD"),
+        "uncommitted_changes": bool(status) if status is not None else None,
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "mode": load_settings().mode,
+        "machine": machine(),
+        **extra,
+    }
+
+
+def write_results_file(path: str | Path, doc: dict) -> Path:
+    """Write a results file (JSON, one space indent, UTF-8), creating its folder."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
 
 
 def interval(values: list[float]) -> tuple[float, float]:

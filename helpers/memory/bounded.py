@@ -11,10 +11,17 @@ import anthropic
 from pymongo.errors import ConnectionFailure, PyMongoError
 
 from helpers.config import Settings
-from helpers.conversation import strip_meta
+from helpers.conversation import group_exchanges, strip_meta
 from helpers.db.crash import crash_point
 from helpers.db.store import StoreError
-from helpers.memory.caching import with_cache_breakpoints
+from helpers.memory.caching import (
+    DEFAULT_PACE_SECONDS,
+    CacheLayout,
+    Conditions,
+    cache_control_for,
+    choose_layout,
+    with_cache_breakpoints,
+)
 from helpers.memory.commit import SessionCommit
 from helpers.memory.errors import TurnError, explain, explain_store
 from helpers.memory.fold import new_turn_id, session_id_from_file
@@ -36,9 +43,13 @@ class BoundedMemory(SessionCommit, SessionState, MemoryBase):
     `messages`) → `messages.create` → exact tokens from `usage` → append exchange → trim by whole
     exchanges → merge dropped into the summary → save (version guard) + log entries.
     With a `retriever` (long-term memory, notebook 05) the request also carries what it recalls, and
-    each committed exchange is handed to it to remember. With `cache_aware=True` the window grows to
-    `budget`, then is cut to `low_water` x budget in one go (one summary fold), and the request carries
-    prompt-cache breakpoints, so its prefix is read from the cache between folds.
+    each committed exchange is handed to it to remember. With `cache_aware=True` the window grows to a high
+    mark, then is cut to a low mark in one go (one summary fold), and the request carries prompt-cache
+    breakpoints, so its prefix is read from the cache between folds. The marks, the breakpoints and their TTL
+    are the layout helpers.memory.caching chooses for the model: the budget's (high = `budget`, low =
+    `low_water` x budget) when their prefix is cacheable, else a larger window whose prefix is, when the cost
+    model says that is cheaper at `pace_seconds` between turns (`cache_ttl`: force "5m" or "1h";
+    `grow_to_cache=False`: keep the budget's marks, choose only breakpoints and TTL).
     The write path (commit an exchange, rebuild from the logs) is helpers/memory/commit.py; what `state()` shows
     and the token gauge, helpers/memory/state.py.
     """
@@ -67,6 +78,9 @@ class BoundedMemory(SessionCommit, SessionState, MemoryBase):
         retriever: Retriever | None = None,
         cache_aware: bool = False,
         low_water: float = 0.5,
+        cache_ttl: str | None = None,
+        pace_seconds: float = DEFAULT_PACE_SECONDS,
+        grow_to_cache: bool = True,
     ):
         self.turn_id: str | None = None  # the turn in flight (or the last one): settle_failed_turn goes by it
         super().__init__(
@@ -89,6 +103,12 @@ class BoundedMemory(SessionCommit, SessionState, MemoryBase):
         if not 0 <= low_water < 1:
             raise ValueError(f"low_water is the share of the budget kept after a fold, in [0, 1); got {low_water!r}")
         self.cache_aware, self.low_water = cache_aware, low_water
+        if cache_ttl is not None:
+            cache_control_for(cache_ttl)  # a ValueError naming the two TTLs
+        if not isinstance(pace_seconds, (int, float)) or pace_seconds < 0:
+            raise ValueError(f"pace_seconds is the expected time between turns, in seconds >= 0; got {pace_seconds!r}")
+        self.cache_ttl, self.pace_seconds, self.grow_to_cache = cache_ttl, float(pace_seconds), grow_to_cache
+        self.layout: CacheLayout | None = None  # the cache layout the last request or fold used (cache_aware)
         self.stats = {
             "turns": 0,
             "conflicts": 0,
@@ -173,8 +193,36 @@ class BoundedMemory(SessionCommit, SessionState, MemoryBase):
             "system": system,
             "messages": [*(strip_meta(m) for m in window), {"role": "user", "content": newest}],
         }
+        if not self.cache_aware or not self.cache_layout(session).breakpoints:
+            return request
         marks = (-1,) if newest is text else (-2,)  # memories change every turn: cache up to the window's end
-        return with_cache_breakpoints(request, messages=marks) if self.cache_aware else request
+        return with_cache_breakpoints(request, messages=marks, cache_control=self.layout.cache_control)
+
+    def cache_layout(self, session: dict, window: list[dict] | None = None, base: int | None = None) -> CacheLayout:
+        """The cache layout for this session (helpers.memory.caching), from its measured tokens: base (persona +
+        summary) and the mean exchange of `window` (default the session's; before any exchange, the reply cap).
+        Kept as `self.layout`. A retriever that plans each request's window (one context budget) keeps the budget's
+        marks: the window sent changes per question, so a larger one would not be read from the cache."""
+        window = session["window"] if window is None else window
+        exchanges = group_exchanges(list(window))
+        base = session.get("base_tokens") if base is None else base
+        self.layout = choose_layout(
+            Conditions(
+                model=self.model,
+                budget=self.budget,
+                low_water=self.low_water,
+                base_tokens=base or 0,
+                exchange_tokens=window_tokens(window) / len(exchanges) if exchanges else self.max_tokens,
+                summary_tokens=self.summary_max_tokens,
+                upkeep_model=self.settings.summary_model,
+                pace_seconds=self.pace_seconds,
+                ttl=self.cache_ttl,
+                max_fold_tokens=self.pending_max_tokens,
+                max_fold_messages=self.pending_max_count,
+                grow=self.grow_to_cache and getattr(self.retriever, "context_budget", None) is None,
+            )
+        )
+        return self.layout
 
     def build_request(self, text: str) -> dict:
         """The exact request the next turn would send for `text`; reads the store, changes nothing."""

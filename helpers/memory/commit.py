@@ -31,11 +31,11 @@ class SessionCommit:
     def _place(self, session: dict, exchange: list[dict], base: int | None) -> tuple[dict, dict]:
         """Apply one exchange without any model call: trim; what was dropped joins `pending`."""
         grown = [*session["window"], *exchange]
-        window, dropped = (
-            trim_in_chunks(grown, self.budget, int(self.budget * self.low_water))
-            if self.cache_aware
-            else trim(grown, self.budget)
-        )
+        if self.cache_aware:  # the marks of the cache layout chosen for this model (helpers.memory.caching)
+            layout = self.cache_layout(session, grown, base)
+            window, dropped = trim_in_chunks(grown, layout.high, layout.low)
+        else:
+            window, dropped = trim(grown, self.budget)
         fields = {
             "window": window,
             "persona": self.system,

@@ -3,8 +3,10 @@
 `forget_user(store, user_id)` is the one call behind "delete everything you know about me" and the terminal
 chat's `--forget-user`. It deletes the user's documents from *every* collection of the store's database (not a
 hard-coded list, so a collection added later cannot keep a copy), after dropping the user from the in-process
-caches of the given indexes. Facts are `memories` documents of kind "fact", so they go with the memories; the
-memory tool's files and their audit trail (`memory_files`, `memory_audit`: helpers/memory_tool) go the same way.
+caches of the given indexes, and removes the user's search index file on this machine. A process holding the user
+drops them at its next request (their revision document is gone: helpers.retrieval.changes). Facts are `memories`
+documents of kind "fact", so they go with the memories; the memory tool's files and their audit trail
+(`memory_files`, `memory_audit`: helpers/memory_tool) go the same way.
 Other users' documents are never touched: every delete is filtered by `user_id`.
 
 Deleting is not yet erasing: a database keeps copies of what it deleted (its journal and data files, a replica
@@ -21,6 +23,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from helpers.retrieval.schema import check_user_id
+from helpers.retrieval.snapshot import remove_user_files
 
 __all__ = ["forget_user", "documents_of", "ErasureGuard"]
 
@@ -58,6 +61,7 @@ def forget_user(store: Any, user_id: str, *, indexes: Iterable[Any] = (), memori
     for _ in range(2):
         for name in names:
             deleted[name] += store.db[name].delete_many({"user_id": user_id}).deleted_count
+    remove_user_files(store, user_id)  # the search index file on this machine (helpers.retrieval.snapshot)
     return {"user_id": user_id, "deleted": deleted, "total": sum(deleted.values())}
 
 
@@ -75,9 +79,12 @@ class ErasureGuard:
         if memory.alive(life):
             return True
         seqs = [s for s in seqs if s is not None]
-        memory.store.memories.delete_many(
-            {"user_id": memory.user_id, "source.session_id": memory.session_id, "source.seq": {"$in": seqs}}
-        )
+        written = {"user_id": memory.user_id, "source.session_id": memory.session_id, "source.seq": {"$in": seqs}}
+        index = self.index if self.index is not None else getattr(self.facts, "index", None)
+        if index is not None:  # announced in the user's change log: every process drops them at its next request
+            index.delete(memory.user_id, [doc["_id"] for doc in memory.store.memories.find(written, {"_id": 1})])
+        else:
+            memory.store.memories.delete_many(written)
         self.forgotten()
         memory.stats["memory_erased"] = memory.stats.get("memory_erased", 0) + 1
         return False

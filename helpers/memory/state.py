@@ -50,6 +50,8 @@ class SessionState:
             "version": session.get("version", 0),
             "log_count": self.store.count_logs(self.user_id, self.session_id),
         }
+        if self.cache_aware:  # where the window folds and how requests are cached (helpers.memory.caching)
+            data["cache_layout"] = self.cache_layout(session).to_dict()
         if self.retriever is not None:  # long-term memory: what it holds, what it sent, how the budget was split
             data.update(self.retriever.describe(session, self.recall, data["gauge"]))
         return data

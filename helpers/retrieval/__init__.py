@@ -2,7 +2,9 @@
 
 Read in this order: `schema.py` (the memory document) → `bm25.py` → `ranking.py` (`rrf`) → `names.py` (the
 people of a conversation as a filter) → `index.py` (`MemoryIndex.search` composes them; `writes.py` stores
-memories, `lookups.py` reads them by hash, source or nearest vector) → `inject.py` (into the prompt). `cache.py` and `atlas.py` are plumbing you can skip.
+memories, `lookups.py` reads them by hash, source or nearest vector) → `inject.py` (into the prompt). Plumbing you can skip: `cache.py`, `columns.py` and `postings.py` (a user's rows as
+arrays), `users.py` (which users a process holds), `snapshot.py` (their index files), `changes.py` (the change log
+that keeps processes coherent), `atlas.py`.
 """
 
 from __future__ import annotations

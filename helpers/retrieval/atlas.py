@@ -36,6 +36,8 @@ def supports_vector_search(store: Store) -> bool:
     MongoDB Atlas and mongodb/mongodb-atlas-local do; the local SecantusDB server, mongomock and a plain
     mongod answer with an error, and this returns False. A connection error is raised, not cached.
     """
+    if store.kind != "uri":  # the local SecantusDB server and mongomock: no Atlas Search, and SecantusDB would read
+        return False  # the whole collection before saying so (seconds at 50,000 memories)
     with _CAPS_LOCK:
         if store in _VECTOR_SUPPORT:
             return _VECTOR_SUPPORT[store]

@@ -12,6 +12,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -40,13 +41,26 @@ def bm25_tokens(text: str) -> list[str]:
     return tokens
 
 
+def _rows_and_counts(postings, term: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """The rows holding `term` and the term's count in each, from a dict of dicts or a `lookup` method."""
+    lookup = getattr(postings, "lookup", None)
+    if lookup is not None:
+        return lookup(term)
+    rows_tf = postings.get(term)
+    if not rows_tf:
+        return None
+    rows = np.fromiter(rows_tf.keys(), dtype=np.int64, count=len(rows_tf))
+    return rows, np.fromiter(rows_tf.values(), dtype=np.float64, count=len(rows_tf))
+
+
 def bm25_scores(
-    query: str, postings: Mapping[str, Mapping[int, int]], doc_len: np.ndarray, live: np.ndarray
+    query: str, postings: Mapping[str, Mapping[int, int]] | Any, doc_len: np.ndarray, live: np.ndarray
 ) -> np.ndarray:
     """BM25 score of every document for `query` (0 where no query term occurs).
 
-    `postings[term]` maps a document's row to how often the term occurs in it; `doc_len[row]` is its
-    token count; `live` marks the documents the statistics (document count, average length) cover.
+    `postings[term]` maps a document's row to how often the term occurs in it (or `postings.lookup(term)` gives
+    both as arrays: helpers.retrieval.postings); `doc_len[row]` is its token count; `live` marks the documents
+    the statistics (document count, average length) cover.
     """
     scores = np.zeros(len(doc_len), dtype=np.float64)
     terms = bm25_tokens(query)
@@ -55,11 +69,10 @@ def bm25_scores(
         return scores
     avg_len = max(float(doc_len[live].sum()) / docs, 1e-9)
     for term, query_count in Counter(terms).items():
-        rows_tf = postings.get(term)
-        if not rows_tf:
+        found = _rows_and_counts(postings, term)
+        if found is None:
             continue
-        rows = np.fromiter(rows_tf.keys(), dtype=np.int64, count=len(rows_tf))
-        tf = np.fromiter(rows_tf.values(), dtype=np.float64, count=len(rows_tf))
+        rows, tf = found
         idf = math.log(1.0 + (docs - len(rows) + 0.5) / (len(rows) + 0.5))  # rare terms weigh more
         norm = tf + BM25_K1 * (1.0 - BM25_B + BM25_B * doc_len[rows] / avg_len)  # saturate tf, discount length
         scores[rows] += query_count * idf * tf * (BM25_K1 + 1.0) / norm

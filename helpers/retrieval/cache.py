@@ -1,7 +1,9 @@
-"""One user's memories as numpy arrays and a BM25 inverted index. Plumbing for 05_vector_memory, section 'Extraction → storage → retrieval → injection'.
+"""One user's memories as numpy arrays and BM25 postings: written, read again, ranked. Plumbing for 05_vector_memory, section 'Extraction → storage → retrieval → injection'.
 
-`MemoryIndex` keeps one `UserRows` per recently searched user and refreshes it from the database on
-every call; you can skip this file on a first read.
+`MemoryIndex` keeps one `UserRows` per recently searched user (helpers.retrieval.users) and ranks over it; you
+can skip this file on a first read. The columns are helpers.retrieval.columns; this file writes a memory
+document into them (`upsert`), takes one out that was deleted elsewhere (`erase`), keeps each row's BM25
+document, and scores rows for search.
 
 BM25 reads a turn together with the words its neighbouring turns add: a turn of a conversation is a reply, and
 the words of what it answers (or of what answers it) are often the question's ("The opening night is tomorrow"
@@ -13,12 +15,12 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from datetime import datetime
 
 import numpy as np
 from bson import ObjectId
 
 from helpers.retrieval.bm25 import bm25_scores, bm25_tokens
+from helpers.retrieval.columns import NONE, RowColumns, to_us
 from helpers.retrieval.names import speaker_of
 from helpers.retrieval.ranking import cosine_scores, recency_weight, with_recency
 from helpers.retrieval.schema import Hit, as_utc, decode_vector
@@ -46,80 +48,42 @@ PROJECTION = {
     "active": 1,
     "superseded_by": 1,
     "expires_at": 1,
+    "rev": 1,
 }
 
 
-class UserRows:
-    """One user's memories as arrays: embeddings, flags, dates, and a BM25 inverted index."""
+def _plain_source(source: object) -> bool:
+    """A source the columns hold exactly: {"session_id": str | None, "seq": int | None}."""
+    if not isinstance(source, dict) or set(source) != {"session_id", "seq"}:
+        return False
+    session, seq = source["session_id"], source["seq"]
+    return (session is None or isinstance(session, str)) and (
+        seq is None or (isinstance(seq, int) and not isinstance(seq, bool) and NONE < seq < 2**63)
+    )
+
+
+class UserRows(RowColumns):
+    """One user's memories: columns, embedding matrix, BM25 postings; `upsert` a document, `erase` a row."""
 
     def __init__(self, dim: int):
-        self.dim = dim
-        self.n = 0
-        self.capacity = 0
-        self.ids: list[ObjectId] = []
-        self.row_of: dict[ObjectId, int] = {}
-        self.texts: list[str] = []
-        self.hashes: list[str] = []
-        self.by_hash: dict[str, set[int]] = {}
-        self.kinds: list[str] = []
-        self.sources: list[dict | None] = []
-        self.created: list[datetime | None] = []
-        self.updated: list[datetime | None] = []
-        self.seen: list[int] = []
-        self.speakers: list[str | None] = []  # an active turn's named speaker (helpers.retrieval.names)
-        self.speaker_rows: Counter = Counter()  # named speaker → active turns of theirs
-        self.emb = np.zeros((0, dim), dtype=np.float32)
-        self.is_fact = np.zeros(0, dtype=bool)
-        self.active = np.zeros(0, dtype=bool)
-        self.updated_s = np.zeros(0, dtype=np.float64)
-        self.expires_s = np.zeros(0, dtype=np.float64)
-        self.doc_len = np.zeros(0, dtype=np.float64)
-        self.tf: list[Counter] = []  # the row's BM25 document: its own words + its neighbours' new ones
-        self.own: list[Counter] = []  # the row's own words
-        self.said: list[Counter] = []  # ... a turn's without its speaker label (what it adds to others)
-        self.turn_at: dict[tuple, int] = {}  # (session_id, seq) → row, for turn memories
-        self.postings: dict[str, dict[int, int]] = {}
-        self.max_updated: datetime | None = None
-        self.wrong_dim = 0
-
-    def _grow(self) -> None:
-        """Double the arrays' capacity (amortised O(1) appends)."""
-        capacity = max(64, self.capacity * 2)
-
-        def grown(array: np.ndarray, fill: float = 0) -> np.ndarray:
-            out = np.full((capacity, *array.shape[1:]), fill, dtype=array.dtype)
-            out[: self.n] = array[: self.n]
-            return out
-
-        self.emb = grown(self.emb)
-        self.is_fact, self.active = grown(self.is_fact), grown(self.active)
-        self.updated_s, self.expires_s, self.doc_len = grown(self.updated_s), grown(self.expires_s), grown(self.doc_len)
-        self.capacity = capacity
+        super().__init__(dim)
+        self._words: dict[int, tuple[Counter, Counter]] = {}  # row → (own words, words said), computed on use
 
     def upsert(self, doc: dict) -> int:
         """Add or replace the row of `doc` (a memory document as stored)."""
         _id = doc["_id"]
-        row = self.row_of.get(_id)
+        row = self.row_of(_id)
         if row is None:
             if self.n == self.capacity:
-                self._grow()
+                self.grow(max(64, self.capacity * 2))
             row, self.n = self.n, self.n + 1
-            self.row_of[_id] = row
-            for column in (
-                self.ids,
-                self.texts,
-                self.hashes,
-                self.kinds,
-                self.sources,
-                self.created,
-                self.updated,
-                self.seen,
-                self.speakers,
-            ):
-                column.append(None)
-            self.tf.append(Counter())
-            self.own.append(Counter())
-            self.said.append(Counter())
+            if isinstance(_id, ObjectId):
+                self.ids[row] = _id.binary
+                self.row_map()[_id.binary] = row
+            else:
+                self.odd["id"][row] = _id
+                self.row_map()[("odd", _id)] = row
+        self.erased.discard(row)
         vector = decode_vector(doc.get("embedding"))
         if vector.shape != (self.dim,):
             self.wrong_dim += 1  # embedded by another model: lexical only
@@ -127,101 +91,129 @@ class UserRows:
         created, updated = as_utc(doc.get("created_at")), as_utc(doc.get("updated_at"))
         expires = as_utc(doc.get("expires_at"))
         active = bool(doc.get("active", doc.get("superseded_by") is None))
-        old_hash, new_hash = self.hashes[row], doc.get("content_hash", "")
-        if old_hash is not None and old_hash != new_hash:
-            self.by_hash.get(old_hash, set()).discard(row)
-        self.by_hash.setdefault(new_hash, set()).add(row)
-        self.ids[row], self.texts[row], self.hashes[row] = _id, doc.get("text", ""), new_hash
+        self.set_text(row, doc.get("text", ""))
+        self._set_hash(row, doc.get("content_hash", ""))
         self._place(row, doc.get("kind", "fact"), doc.get("source"))
-        self.created[row], self.updated[row] = created, updated or created
+        self.created_us[row], self.updated_us[row] = to_us(created), to_us(updated or created)
         self.seen[row] = int(doc.get("seen_count") or 1)
+        self.rev[row] = int(doc.get("rev") or 0)
         self.emb[row] = vector
-        self.is_fact[row], self.active[row] = self.kinds[row] == "fact", active
+        self.active[row] = active
         self.updated_s[row] = (updated or created).timestamp() if (updated or created) else 0.0
         self.expires_s[row] = expires.timestamp() if expires else math.inf
-        self._index_terms(row, bm25_tokens(self.texts[row]) if active else [])
-        self._count_speaker(row, speaker_of(self.texts[row]) if active and self.kinds[row] == "episode" else None)
-        if updated and (self.max_updated is None or updated > self.max_updated):
-            self.max_updated = updated
+        self._words.pop(row, None)
+        for each in (row, *self._neighbours(row)):  # re-index the row and its neighbouring turns
+            self._document(each)
+        speaker = speaker_of(self.text(row)) if active and self.kind(row) == "episode" else None
+        self._count_speaker(row, speaker)
         return row
 
+    def erase(self, row: int) -> None:
+        """The row's document is gone: nothing of it is kept or found again; its neighbours are re-indexed."""
+        near = self._neighbours(row)
+        self._count_speaker(row, None)
+        self.active[row], self.expires_s[row], self.emb[row] = False, -math.inf, 0.0
+        self.set_text(row, "")
+        self._set_hash(row, "")
+        self._place(row, self.kind(row), None)
+        self.erased.add(row)
+        self._words.pop(row, None)
+        for each in (row, *near):
+            self._document(each)
+
+    def _set_hash(self, row: int, digest: object) -> None:
+        self.odd["hash"].pop(row, None)
+        try:
+            packed = digest.encode("ascii")
+        except (UnicodeEncodeError, AttributeError):
+            packed = None
+        if packed is None or len(packed) > 64:
+            self.odd["hash"][row], packed = digest, b""
+        self.hashes[row] = packed
+
+    def _place(self, row: int, kind: str, source: object) -> None:
+        """Set the row's kind and source, and where it sits among the turns (session, seq)."""
+        turns = self.turn_map()
+        old = self._key(row)
+        if old is not None and turns.get(old) == row:
+            del turns[old]
+        self.odd["kind"].pop(row, None)
+        self.odd["source"].pop(row, None)
+        if kind not in ("fact", "episode"):
+            self.odd["kind"][row] = kind
+        self.is_fact[row] = kind == "fact"
+        if _plain_source(source):
+            session = source["session_id"]
+            if session is not None and session not in self.session_of:
+                self.session_of[session] = len(self.sessions)
+                self.sessions.append(session)
+            self.session[row] = -1 if session is None else self.session_of[session]
+            self.seq[row] = NONE if source["seq"] is None else source["seq"]
+        else:
+            self.session[row], self.seq[row] = -2, NONE
+            if source is not None:
+                self.odd["source"][row] = source
+        key = self._key(row)
+        if key is not None:
+            turns[key] = row
+
+    def _key(self, row: int) -> tuple[int, int] | None:
+        if self.is_fact[row] or row in self.odd["kind"]:
+            return None
+        code, seq = int(self.session[row]), int(self.seq[row])
+        return (code, seq) if code >= -1 and seq != NONE else None
+
     def _count_speaker(self, row: int, speaker: str | None) -> None:
-        old = self.speakers[row]
-        if old is not None:
+        code = int(self.speaker[row])
+        if code >= 0:
+            old = self.speakers_seen[code]
             self.speaker_rows[old] -= 1
             if self.speaker_rows[old] <= 0:
                 del self.speaker_rows[old]
-        self.speakers[row] = speaker
-        if speaker is not None:
-            self.speaker_rows[speaker] += 1
-
-    def participants(self) -> list[str]:
-        """The named speakers of this user's active turns ("Caroline", "Melanie"; none for User/Assistant)."""
-        return sorted(self.speaker_rows)
-
-    def _key(self, row: int) -> tuple | None:
-        source = self.sources[row] or {}
-        return (source.get("session_id"), source.get("seq")) if self.kinds[row] == "episode" else None
-
-    def _place(self, row: int, kind: str, source: dict | None) -> None:
-        """Set the row's kind and source, and where it sits among the turns (session, seq)."""
-        old = self._key(row) if self.kinds[row] is not None else None
-        if old is not None and self.turn_at.get(old) == row:
-            del self.turn_at[old]
-        self.kinds[row], self.sources[row] = kind, source
-        key = self._key(row)
-        if key is not None and isinstance(key[1], int):
-            self.turn_at[key] = row
+        if speaker is None:
+            self.speaker[row] = -1
+            return
+        if speaker not in self.speaker_code:
+            self.speaker_code[speaker] = len(self.speakers_seen)
+            self.speakers_seen.append(speaker)
+        self.speaker[row] = self.speaker_code[speaker]
+        self.speaker_rows[speaker] += 1
 
     def _neighbours(self, row: int) -> list[int]:
         key = self._key(row)
-        if key is None or not isinstance(key[1], int):
+        if key is None:
             return []
-        near = (self.turn_at.get((key[0], key[1] + step)) for step in (-1, 1))
+        turns = self.turn_map()
+        near = (turns.get((key[0], key[1] + step)) for step in (-1, 1))
         return [r for r in near if r is not None and self.active[r]]
 
-    def _index_terms(self, row: int, tokens: list[str]) -> None:
-        """Set the row's own words (`tokens`), then re-index it and its neighbouring turns."""
-        self.own[row] = self.said[row] = Counter(tokens)
-        if tokens and self.kinds[row] == "episode" and ": " in self.texts[row]:  # a turn's words, not its speaker
-            self.said[row] = self.own[row] - Counter(bm25_tokens(self.texts[row].partition(": ")[0]))
-        for each in (row, *self._neighbours(row)):
-            self._document(each)
+    def words(self, row: int) -> tuple[Counter, Counter]:
+        """The row's own words and, for a turn, those without its speaker label (what it adds to others)."""
+        words = self._words.get(row)
+        if words is None:
+            text = self.text(row)
+            own = Counter(bm25_tokens(text)) if self.active[row] else Counter()
+            said = own
+            if own and self.kind(row) == "episode" and ": " in text:  # a turn's words, not its speaker
+                said = own - Counter(bm25_tokens(text.partition(": ")[0]))
+            words = self._words[row] = (own, said)
+        return words
 
     def _document(self, row: int) -> None:
-        """Replace the row's entries in the inverted index (term → {row: count}) by its own words plus the new
-        words its active neighbouring turns add (NEIGHBOUR_WORDS each)."""
-        own = self.own[row]
-        for term in self.tf[row]:
-            postings = self.postings.get(term)
-            if postings is not None:
-                postings.pop(row, None)
-                if not postings:
-                    del self.postings[term]
+        """The row's BM25 document: its own words plus the new words its active neighbouring turns add
+        (NEIGHBOUR_WORDS each)."""
+        own = self.words(row)[0]
         counts = Counter(own)
         if own and NEIGHBOUR_WORDS:
             for near in self._neighbours(row):
-                counts.update({t: NEIGHBOUR_WORDS * c for t, c in self.said[near].items() if t not in own})
-        self.tf[row] = counts
+                counts.update({t: NEIGHBOUR_WORDS * c for t, c in self.words(near)[1].items() if t not in own})
+        self.postings.set(row, counts)
         self.doc_len[row] = sum(counts.values())
-        for term, count in counts.items():
-            self.postings.setdefault(term, {})[row] = count
 
-    def hit(self, row: int, score: float, similarity: float | None = None, lexical: float | None = None) -> Hit:
-        """The row as a `Hit` with the given scores."""
-        return Hit(
-            str(self.ids[row]),
-            self.kinds[row],
-            self.texts[row],
-            float(score),
-            self.created[row],
-            self.sources[row],
-            self.updated[row],
-            similarity,
-            lexical,
-            self.seen[row],
-        )
+    def nbytes(self) -> int:
+        return super().nbytes() + 300 * len(self._words)
 
+    # -- ranking
     def valid(self, kinds: tuple[str, ...], now_s: float) -> np.ndarray:
         """Rows that may be returned: active, of a wanted kind, not expired."""
         n = self.n
@@ -242,7 +234,7 @@ class UserRows:
         """Scores ranked elsewhere (e.g. by $vectorSearch) per row; -inf for rows not ranked or outside `mask`."""
         scores = np.full(self.n, -np.inf)
         for _id, score in ranked:
-            row = self.row_of.get(_id)
+            row = self.row_of(_id)
             if row is not None and mask[row]:
                 scores[row] = score
         return scores

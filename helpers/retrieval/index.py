@@ -1,9 +1,11 @@
 """`MemoryIndex`: per-user memory store and search. Taught in 05_vector_memory, section 'Extraction → storage → retrieval → injection'.
 
 `MemoryIndex.search` always filters by `user_id` and drops superseded, forgotten and expired memories.
-Ranking runs in numpy over a per-user in-process cache (exact cosine, BM25, reciprocal-rank fusion);
-the cache is refreshed incrementally from an indexed `updated_at` range query on every search, so it
-stays correct after inserts and updates by this or any other process. On MongoDB Atlas (or
+Ranking runs in numpy over the user's rows held in this process (exact cosine, BM25, reciprocal-rank fusion).
+A user's rows open from their index file in about the same time whatever their number (else from every
+memory document, once), stay current with one small read per request (a revision counter and change log in
+the database: another process's inserts, updates and deletions are seen at the next request), and are
+dropped least recently used first beyond INDEX_CACHE_MB (helpers/retrieval/users.py). On MongoDB Atlas (or
 atlas-local) with a vector index (`create_vector_index`), vector ranking runs in `$vectorSearch`.
 """
 
@@ -11,36 +13,37 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import time
 import warnings
 import weakref
-from collections import Counter, OrderedDict
-from datetime import datetime, timedelta, timezone
+from collections import Counter
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pymongo import ASCENDING, DESCENDING
 from pymongo.errors import OperationFailure, PyMongoError
 
-from helpers.config import ConfigError
+from helpers.config import ConfigError, load_settings
 from helpers.retrieval.atlas import atlas_rank, supports_vector_search, vector_index_ready
-from helpers.retrieval.cache import PROJECTION, UserRows
+from helpers.retrieval.cache import UserRows
+from helpers.retrieval.changes import ensure_change_indexes
 from helpers.retrieval.embeddings import embed_query, get_embedder
 from helpers.retrieval.lookups import MemoryLookups
 from helpers.retrieval.names import SPEAKER_BOOST, boost_speaker, check_boost, named, without_names
 from helpers.retrieval.ranking import fuse, top_k
 from helpers.retrieval.schema import KINDS, Hit, as_utc, check_kinds, check_user_id, utc_now
+from helpers.retrieval.snapshot import index_root
+from helpers.retrieval.users import UserCache
 from helpers.retrieval.writes import MemoryWrites
 
 if TYPE_CHECKING:  # pragma: no cover
     from helpers.db.store import Store
     from helpers.retrieval.embeddings import Embedder
 
-__all__ = ["MemoryIndex", "MODES", "TTL_INDEX_NAME", "REFRESH_MARGIN"]
+__all__ = ["MemoryIndex", "MODES", "TTL_INDEX_NAME"]
 
 MODES = ("hybrid", "vector", "lexical")
 TTL_INDEX_NAME = "memory_ttl"
-REFRESH_MARGIN = timedelta(seconds=2)  # re-read docs updated this close to the newest one seen (clock/ordering slack)
 _DEFAULT: Any = object()  # "use the index's setting"
 _INDEXES_MADE: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
 _INDEXES_LOCK = threading.Lock()
@@ -52,11 +55,12 @@ class MemoryIndex(MemoryWrites, MemoryLookups):
     Thread-safe (one lock). `half_life_days` sets the default recency weight (None: off); `backend` is
     "auto" ($vectorSearch when the server has it and the index is ready, else numpy), "numpy" or "atlas".
 
-    The per-user cache is loaded on a user's first search (about 1 s for 10,000 memories on the local
-    server) and then refreshed on every call with one indexed query for documents whose `updated_at` is
-    at or after the newest one seen (minus 2 s of slack). Writes through this class update it directly.
-    Two things it cannot see: hard deletes made elsewhere and writes from another process that backdate
-    `updated_at`; call `invalidate(user_id)` after those.
+    A user's rows are opened on their first read (from their index file under the data dir: about the same
+    time for 1,000 or 50,000 memories; without one, from every document, and the file is written for next
+    time) and brought up to date on every later call with one small read of the user's revision: a write by
+    this or any other process, deletions and `forget_user` included, is seen at the next request, reading only
+    what changed. `max_bytes` (default INDEX_CACHE_MB) and `max_users` cap what this process holds, least
+    recently used first; `index_files=False` keeps no files (mongomock stores never do).
 
     Its writes are helpers/retrieval/writes.py, its reads besides search helpers/retrieval/lookups.py (mixins).
     """
@@ -69,7 +73,9 @@ class MemoryIndex(MemoryWrites, MemoryLookups):
         half_life_days: float | None = None,
         backend: str = "auto",
         ttl_seconds: int | None = None,
-        max_users: int = 64,
+        max_users: int | None = None,
+        max_bytes: int | None = None,
+        index_files: bool = True,
         names_as_filter: bool = True,
         speaker_boost: float = SPEAKER_BOOST,
     ):
@@ -85,9 +91,17 @@ class MemoryIndex(MemoryWrites, MemoryLookups):
         # named participants: out of the embedded question, their turns boosted when named (retrieval.names)
         self.names_as_filter, self.speaker_boost = bool(names_as_filter), check_boost(speaker_boost)
         self.stats = Counter()
-        self._users: OrderedDict[str, UserRows] = OrderedDict()
         self._lock = threading.RLock()
-        self._held: set[str] = set()  # users whose memories only this index writes for now (holding())
+        if max_bytes is None:
+            max_bytes = load_settings().index_cache_mb * 2**20
+        self.cache = UserCache(
+            store,
+            self.embedder.dim,
+            root=index_root(store) if index_files else None,
+            max_bytes=max_bytes,
+            max_users=max_users,
+            stats=self.stats,
+        )
         self._ensure_indexes()
 
     def __repr__(self) -> str:
@@ -104,6 +118,7 @@ class MemoryIndex(MemoryWrites, MemoryLookups):
             [("user_id", ASCENDING), ("kind", ASCENDING), ("content_hash", ASCENDING)], name="user_kind_hash"
         )
         memories.create_index([("user_id", ASCENDING), ("updated_at", DESCENDING)], name="user_updated")
+        ensure_change_indexes(self.store)
         with _INDEXES_LOCK:
             _INDEXES_MADE[self.store] = True
 
@@ -147,29 +162,10 @@ class MemoryIndex(MemoryWrites, MemoryLookups):
         return f"memory search: {self.embedder.name} ({self.embedder.dim} dims) · {where} · BM25 in process"
 
     # -- cache
-    def _rows(self, user_id: str) -> UserRows:
-        """The user's cached rows, loaded on first use and refreshed from `updated_at` on every call."""
-        rows = self._users.get(user_id)
-        if rows is None:
-            rows = UserRows(self.embedder.dim)
-            started = time.perf_counter()
-            for doc in self.store.memories.find({"user_id": user_id}, PROJECTION):
-                if doc.get("user_id") == user_id:
-                    rows.upsert(doc)
-            self.stats["full_loads"] += 1
-            self.stats["full_load_ms"] += int((time.perf_counter() - started) * 1000)
-            self._users[user_id] = rows
-            while len(self._users) > self.max_users:
-                self._users.popitem(last=False)
-        else:
-            self._users.move_to_end(user_id)
-            if user_id in self._held:
-                return rows  # holding(): every write goes through this index, which updates the cache itself
-            since = rows.max_updated - REFRESH_MARGIN if rows.max_updated else datetime(1970, 1, 1, tzinfo=timezone.utc)
-            for doc in self.store.memories.find({"user_id": user_id, "updated_at": {"$gte": since}}, PROJECTION):
-                if doc.get("user_id") == user_id:
-                    rows.upsert(doc)
-            self.stats["refreshes"] += 1
+    def _rows(self, user_id: str, *, refresh: bool = True) -> UserRows:
+        """The user's rows: opened on first use (index file, else every document), then kept current with the
+        change log (one small read per call; helpers.retrieval.users)."""
+        rows = self.cache.get(user_id, refresh=refresh)
         if rows.wrong_dim and not self.stats["warned_dim"]:
             self.stats["warned_dim"] += 1
             warnings.warn(
@@ -183,25 +179,24 @@ class MemoryIndex(MemoryWrites, MemoryLookups):
 
     @contextlib.contextmanager
     def holding(self, user_id: str):
-        """For a batch of writes (an import): no per-call refresh of `user_id`'s cached rows (this index's own
-        writes keep them current); another process's writes meanwhile are read on leaving."""
+        """For a batch of writes (an import): no per-call refresh of `user_id`'s rows (this index's own writes
+        keep them current); another process's writes meanwhile are read on leaving, and the user's index file
+        is written then."""
         user_id = check_user_id(user_id)
         with self._lock:
-            self._held.add(user_id)
+            self.cache.holding.add(user_id)
         try:
             yield self
         finally:
             with self._lock:
-                self._held.discard(user_id)
+                self.cache.holding.discard(user_id)
                 self._rows(user_id)  # catch up with anything written elsewhere meanwhile
+                self.cache.checkpoint(user_id, force=True)
 
     def invalidate(self, user_id: str | None = None) -> None:
-        """Drop the cache of one user (or all): needed only after deleting memories outside this class."""
+        """Drop what this process holds of one user (or all); the next read opens them again."""
         with self._lock:
-            if user_id is None:
-                self._users.clear()
-            else:
-                self._users.pop(check_user_id(user_id), None)
+            self.cache.drop(None if user_id is None else check_user_id(user_id))
 
     def search(
         self,

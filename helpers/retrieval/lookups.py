@@ -24,7 +24,7 @@ class MemoryLookups:
     def participants(self, user_id: str) -> list[str]:
         """The named speakers of the user's stored turns ("Caroline", "Melanie"); [] for a User/Assistant chat."""
         with self._lock:
-            return (self._users.get(uid := check_user_id(user_id)) or self._rows(uid)).participants()
+            return (self.cache.peek(uid := check_user_id(user_id)) or self._rows(uid)).participants()
 
     def find_hash(self, user_id: str, kind: str, digest: str) -> Hit | None:
         """The user's active memory of `kind` with this content hash, if any (newest first)."""
@@ -34,8 +34,8 @@ class MemoryLookups:
             now_s = time.time()
             found = [
                 r
-                for r in rows.by_hash.get(digest, ())
-                if rows.kinds[r] == kind and rows.active[r] and rows.expires_s[r] > now_s
+                for r in rows.rows_with_hash(digest)
+                if rows.kind(r) == kind and rows.active[r] and rows.expires_s[r] > now_s
             ]
             if not found:
                 return None
@@ -47,7 +47,7 @@ class MemoryLookups:
         user_id = check_user_id(user_id)
         with self._lock:
             rows = self._rows(user_id)
-            found = ((key, rows.turn_at.get(key)) for key in keys)  # the cache's (session_id, seq) → turn row
+            found = ((key, rows.turn_row(*key)) for key in keys)  # the cache's (session_id, seq) → turn row
             return {key: rows.hit(row, 0.0) for key, row in found if row is not None and rows.active[row]}
 
     def neighbours(
@@ -76,7 +76,7 @@ class MemoryLookups:
         """How many of the user's memories of these kinds are live (what `all` would list), without building them;
         read from the cache as the last search left it (no second refresh per request), loaded if absent."""
         with self._lock:
-            rows = self._users.get(uid := check_user_id(user_id)) or self._rows(uid)
+            rows = self.cache.peek(uid := check_user_id(user_id)) or self._rows(uid)
             return int(rows.valid(check_kinds(kinds), time.time()).sum())
 
     def all(self, user_id: str, *, kinds: tuple[str, ...] = KINDS, now: datetime | None = None) -> list[Hit]:
@@ -86,5 +86,7 @@ class MemoryLookups:
         with self._lock:
             rows = self._rows(user_id)
             mask = rows.valid(check_kinds(kinds), now_s)
-            order = sorted((r for r in range(rows.n) if mask[r]), key=lambda r: (rows.updated_s[r], str(rows.ids[r])))
+            order = sorted(
+                (r for r in range(rows.n) if mask[r]), key=lambda r: (rows.updated_s[r], str(rows.object_id(r)))
+            )
             return [rows.hit(r, 0.0) for r in order]

@@ -66,12 +66,29 @@ class MemoryWrites:
 
     def insert(self, doc: dict) -> str:
         """Store one memory document and add it to the cache; returns its id."""
-        user_id = check_user_id(doc.get("user_id"))
+        return self.insert_batch(check_user_id(doc.get("user_id")), [doc])[0]
+
+    def insert_batch(self, user_id: str, docs: list[dict]) -> list[str]:
+        """Store memory documents of one user in one ordered insert, announced in the change log first
+        (helpers.retrieval.changes), and add them to the cache; returns their ids."""
+        user_id = check_user_id(user_id)
+        if any(doc.get("user_id") != user_id for doc in docs):
+            raise ValueError(f"insert_batch stores one user's memories: every document needs user_id={user_id!r}")
+        if not docs:
+            return []
+        for doc in docs:
+            doc.setdefault("_id", ObjectId())
         with self._lock:
-            self.store.memories.insert_one(doc)
-            if user_id in self._users:
-                self._users[user_id].upsert(doc)
-        return str(doc["_id"])
+            epoch, first, last = self.cache.announce(user_id, [doc["_id"] for doc in docs], "put")
+            for doc in docs:
+                doc["rev"] = last
+            self.store.memories.insert_many(docs, ordered=True)
+            rows = self.cache.peek(user_id)
+            if rows is not None:
+                for doc in docs:
+                    rows.upsert(doc)
+            self.cache.wrote(user_id, epoch, first, last)
+        return [str(doc["_id"]) for doc in docs]
 
     def update(
         self,
@@ -94,10 +111,14 @@ class MemoryWrites:
         if inc:
             update["$inc"] = dict(inc)
         with self._lock:
+            epoch, first, last = self.cache.announce(user_id, object_ids, "put")
+            update["$set"]["rev"] = last
             matched = self.store.memories.update_many(query, update).matched_count
-            if user_id in self._users:
+            rows = self.cache.peek(user_id)
+            if rows is not None:
                 for doc in self.store.memories.find({"_id": {"$in": object_ids}, "user_id": user_id}, PROJECTION):
-                    self._users[user_id].upsert(doc)
+                    rows.upsert(doc)
+            self.cache.wrote(user_id, epoch, first, last)
         return matched
 
     def touch(self, user_id: str, memory_id: str | ObjectId, *, now: datetime | None = None) -> None:
@@ -111,12 +132,32 @@ class MemoryWrites:
         now = as_utc(now) or utc_now()
         return self.update(user_id, ids, {"active": False, "valid_to": now, "updated_at": now})
 
+    def delete(self, user_id: str, ids: Iterable[str | ObjectId]) -> int:
+        """Delete some of the user's memories for good (announced first: every process drops them at its next
+        read); returns how many were deleted."""
+        user_id = check_user_id(user_id)
+        object_ids = [ObjectId(i) for i in ids]
+        if not object_ids:
+            return 0
+        with self._lock:
+            epoch, first, last = self.cache.announce(user_id, object_ids, "del")
+            deleted = self.store.memories.delete_many({"_id": {"$in": object_ids}, "user_id": user_id}).deleted_count
+            rows = self.cache.peek(user_id)
+            if rows is not None:
+                for _id in object_ids:
+                    row = rows.row_of(_id)
+                    if row is not None and row not in rows.erased:
+                        rows.erase(row)
+            self.cache.wrote(user_id, epoch, first, last)
+        return deleted
+
     def delete_user(self, user_id: str) -> int:
-        """Delete every memory of one user (the right to be forgotten); returns how many."""
+        """Delete every memory of one user (the right to be forgotten), then their revision document and index
+        file: every process drops what it holds of them at its next read. Returns how many memories."""
         user_id = check_user_id(user_id)
         with self._lock:
             deleted = self.store.memories.delete_many({"user_id": user_id}).deleted_count
-            self._users.pop(user_id, None)
+            self.cache.erase(user_id)
         return deleted
 
     def add_episode(
@@ -173,9 +214,4 @@ class MemoryWrites:
             self.new_doc(user_id, "episode", text, vector, {"session_id": session_id, "seq": u.seq}, now=u.when or now)
             for u, text, vector in zip(todo, texts, vectors)
         ]
-        self.store.memories.insert_many(docs, ordered=True)
-        with self._lock:
-            if user_id in self._users:
-                for doc in docs:
-                    self._users[user_id].upsert(doc)
-        return [str(doc["_id"]) for doc in docs]
+        return self.insert_batch(user_id, docs)

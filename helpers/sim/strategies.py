@@ -15,6 +15,7 @@ import anthropic
 from helpers.config import Settings
 from helpers.db.store import Store, mongomock_store
 from helpers.memory import BoundedMemory, CachedHistoryMemory, HistoryMemory, StatelessMemory, TurnResult, VectorMemory
+from helpers.memory.caching import DEFAULT_PACE_SECONDS
 from helpers.memory_tool import MemoryToolMemory
 from helpers.pricing import CostLedger
 
@@ -62,9 +63,12 @@ def _naive_cached(
     model: str | None = None,
     max_tokens: int | None = None,
     ledger: CostLedger | None = None,
+    cache_ttl: str = "5m",
 ) -> Strategy:
-    """Naive history with prompt caching: breakpoints on the system prompt and the newest message."""
-    return CachedHistoryMemory(client, settings, system=system, model=model, max_tokens=max_tokens, ledger=ledger)
+    """Naive history with prompt caching: breakpoints on the system prompt and the newest message (TTL `cache_ttl`)."""
+    return CachedHistoryMemory(
+        client, settings, system=system, model=model, max_tokens=max_tokens, ledger=ledger, cache_ttl=cache_ttl
+    )
 
 
 def _last_k(
@@ -105,6 +109,9 @@ def _bounded(
     session_id: str | None = None,
     cache_aware: bool = False,
     low_water: float = 0.5,
+    cache_ttl: str | None = None,
+    pace_seconds: float = DEFAULT_PACE_SECONDS,
+    grow_to_cache: bool = True,
 ) -> Strategy:
     """Bounded memory (window + running summary); an in-memory store unless `store` is given."""
     return BoundedMemory(
@@ -121,12 +128,16 @@ def _bounded(
         ledger=ledger,
         cache_aware=cache_aware,
         low_water=low_water,
+        cache_ttl=cache_ttl,
+        pace_seconds=pace_seconds,
+        grow_to_cache=grow_to_cache,
     )
 
 
 def _bounded_cached(client: anthropic.Anthropic, settings: Settings, **kw: Any) -> Strategy:
-    """Cache-aware bounded memory: the window grows to the budget, then is cut to `low_water` of it in one
-    fold; breakpoints on the system prompt (persona + summary) and the newest message."""
+    """Cache-aware bounded memory: the window grows to a high mark, then is cut to a low mark in one fold;
+    breakpoints on the system prompt (persona + summary) and the newest message. The marks and the TTL are the
+    layout helpers.memory.caching chooses for the model (`pace_seconds`: the expected time between turns)."""
     return _bounded(client, settings, cache_aware=True, **kw)
 
 

@@ -8,7 +8,9 @@ import sys
 import pytest
 
 from helpers.bench import build_parser, main
-from helpers.bench.cost_table import KINDS, ROWS, _SameBatches, cost_table, crossover_turn
+from helpers.bench.cost_pace import PACES, TTLS
+from helpers.bench.cost_table import CACHE_AWARE, KINDS, ROWS, _SameBatches, cost_table, crossover_turn
+from helpers.sim.scripts import recall_questions
 from helpers.sim.simulate import REPLY_TOKENS
 
 KEYS = {
@@ -85,13 +87,16 @@ def test_crossover_is_the_first_turn_from_which_ours_stays_cheaper():
 
 def test_side_by_side_table_has_every_strategy_kind_and_checkpoint(capsys, tmp_path):
     out = tmp_path / "cost.json"
-    assert main(["cost", "--checkpoints", "4,8", "--json", "--no-progress", "--out", str(out)]) == 0
+    argv = ["cost", "--checkpoints", "4,8", "--pace-turns", "6", "--json", "--no-progress", "--out", str(out)]
+    assert main(argv) == 0
     report = json.loads(capsys.readouterr().out)
     assert json.loads(out.read_text()) == report
     prov = report["provenance"]
     assert prov["reply_tokens"] == REPLY_TOKENS and prov["command"].startswith("python -m helpers.bench")
     assert {"commit", "date", "data", "mode", "seconds_per_turn", "window_budget"} <= set(prov)
+    assert {"wall_seconds", "cpu_seconds", "jobs", "load_average_at_start"} <= set(prov["run"])
     assert list(report["strategies"]) == [label for label, *_ in ROWS]
+    assert report["recall_questions"] == len(recall_questions())
     for label, row in report["strategies"].items():
         for model in report["models"]:
             cells = row["by_model"][model]
@@ -101,11 +106,29 @@ def test_side_by_side_table_has_every_strategy_kind_and_checkpoint(capsys, tmp_p
                 assert set(KINDS) <= set(total)
                 assert total["usd"] == pytest.approx(cell["chat"]["usd"] + cell["maintenance"]["usd"])
                 assert cell["chat"]["output"] == cell["chat"]["calls"] * REPLY_TOKENS  # padded replies
+                assert 0 <= cell["recall"] <= 1
             assert cells["8"]["total"]["usd"] > cells["4"]["total"]["usd"]
             # strategies without memory upkeep make no maintenance calls; bounded ones make some once trimming
             if label in ("naive", "naive + caching", "last-k"):
                 assert cells["8"]["maintenance"]["calls"] == 0
-    assert report["comparison"]["at_turns"] == 8
+        # the cache-aware rows name the layout they ran with, per model
+        assert set(row.get("layout", {})) == (set(report["models"]) if row["registry"] in CACHE_AWARE else set())
+    assert report["strategies"]["naive"]["by_model"]["claude-haiku-4-5"]["8"]["recall"] > 0
+    found = report["comparison"]
+    assert found["at_turns"] == 8
+    for model in report["models"]:
+        assert set(found[model]["times_cheaper_at"]) == {"4", "8"} and found[model]["ratio"] == pytest.approx(
+            found[model]["times_cheaper_at"]["8"]
+        )
+    sweep = report["pace_and_ttl"]
+    assert sweep["turns"] == 6 and set(sweep["by_model"]) == set(report["models"])
+    for model, cases in sweep["by_model"].items():
+        assert [(c["seconds_per_turn"], c["ttl"]) for c in cases] == [(p, t) for p in PACES for t in TTLS]
+        for case in cases:
+            assert case["times_cheaper"] == pytest.approx(case["naive_caching_usd"] / case["bounded_cache_aware_usd"])
+            assert case["naive_usd"] == pytest.approx(report["cumulative_usd"]["naive"][model][5])
+    markdown = out.with_suffix(".md").read_text()
+    assert "Pace and TTL" in markdown and "| recall |" in markdown and "`crossover_turn`" in markdown
 
 
 def test_side_by_side_on_a_short_run_orders_as_expected():
@@ -150,3 +173,31 @@ def test_side_by_side_in_two_processes_gives_the_same_figures_as_in_one():
         one == two
         and one["strategies"]["vector (cache-aware)"]["by_model"]["claude-sonnet-4-6"]["4"]["chat"]["calls"] == 4
     )
+
+
+def test_cost_by_kind_adds_up_to_the_ledger_and_prices_an_hour_long_write_at_twice_the_input():
+    from helpers.bench.compare import usd_by_kind
+    from helpers.bench.cost_table import cumulative_usd
+    from helpers.pricing import CostLedger, price_of
+
+    ledger = CostLedger()
+    ledger.record("chat", "claude-haiku-4-5", {"input_tokens": 10, "output_tokens": 150})
+    ledger.record(
+        "chat",
+        "claude-haiku-4-5",
+        {
+            "input_tokens": 3,
+            "output_tokens": 150,
+            "cache_creation_input_tokens": 5000,
+            "cache_read_input_tokens": 0,
+            "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 5000},
+        },
+    )
+    ledger.record("summary", "claude-haiku-4-5", {"input_tokens": 900, "output_tokens": 100})
+    parts = usd_by_kind(ledger)
+    price = price_of("claude-haiku-4-5")
+    assert sum(parts.values()) == pytest.approx(ledger.total_cost())
+    assert parts["cache_write"] == pytest.approx(5000 * 2 * price.input_per_mtok / 1e6)  # 1-hour: 2x input
+    # the cost table prices the same ledger the same way, turn by turn
+    run = {"entries": ledger.entries, "marks": [1, 3]}
+    assert cumulative_usd(run, "claude-haiku-4-5")[-1] == pytest.approx(ledger.total_cost())

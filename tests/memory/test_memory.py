@@ -295,46 +295,7 @@ def test_rebuild_keeps_a_committed_exchange_whose_log_status_was_not_updated(cli
 
 
 # ---------------------------------------------------------------------------- cache-aware bounded memory (04)
-
-
-def _marks(request):
-    """Where the request carries cache_control: 'system' and/or the index of each marked message."""
-    found = []
-    if isinstance(request["system"], list) and any("cache_control" in b for b in request["system"]):
-        found.append("system")
-    for i, m in enumerate(request["messages"]):
-        if isinstance(m["content"], list) and any("cache_control" in b for b in m["content"]):
-            found.append(i)
-    return found
-
-
-def test_plain_bounded_sends_no_breakpoints_and_cache_aware_marks_system_and_newest_message(client, settings):
-    plain, aware = bounded(client, settings), bounded(client, settings, session_id="s2", cache_aware=True)
-    for memory in (plain, aware):
-        memory.turn("Hi Scout, my name is Maya and my favorite color is teal.")
-    assert _marks(plain.build_request("Hello again")) == []
-    request = aware.build_request("Hello again")
-    assert _marks(request) == ["system", len(request["messages"]) - 1]
-    assert request["system"][0]["text"] == aware.system_prompt(aware.load())  # same text, only marked
-
-
-def test_cache_aware_bounded_keeps_its_prefix_between_folds_and_folds_less_often(client, settings):
-    from helpers.memory import reuses_prefix
-    from helpers.pricing import CostLedger
-
-    runs = {}
-    for aware in (False, True):
-        memory = bounded(
-            client, settings, session_id=f"fold-{aware}", cache_aware=aware, budget=400, ledger=CostLedger()
-        )
-        memory.turn("Hi Scout, my name is Maya and my favorite color is teal.")
-        sent = [memory.turn(FILLER.format(i=i)) for i in range(24)]
-        assert all(r.window_tokens <= 400 for r in sent)
-        reused = sum(reuses_prefix(a.request, b.request) for a, b in zip(sent, sent[1:]))
-        runs[aware] = (reused, memory.ledger.totals_by_purpose()["summary"]["calls"], memory)
-    assert runs[True][0] > 2 * runs[False][0]  # the cached prefix survives most turns, not the plain one's
-    assert runs[True][1] < runs[False][1]  # and the summary is folded in fewer, larger calls
-    assert "Maya" in runs[True][2].turn("What is my name?").reply
+# (the layout, breakpoints and cache reads: tests/memory/test_cache_layout.py)
 
 
 def test_reuses_prefix_compares_text_not_markers():
@@ -380,34 +341,6 @@ def test_bounded_import_folds_in_batches_not_one_summary_call_per_exchange(clien
     state = import_turns(memory, turns)
     assert state["log_count"] == 80 and state["window_tokens"] <= 80
     assert 1 <= summaries() - before <= 3  # 40 exchanges in folds of IMPORT_FOLD_BATCH (16): three folds at most
-
-
-def test_cache_aware_vector_memory_sends_memories_after_the_cached_prefix(settings):
-    from helpers.memory import VectorMemory, reuses_prefix
-    from helpers.prompts import MEMORY_OPEN
-
-    client = get_client(settings, max_retries=0)
-    memory = VectorMemory(
-        client,
-        settings,
-        store=mongomock_store(),
-        user_id="u1",
-        session_id="v1",
-        budget=300,
-        memory_budget=200,
-        cache_aware=True,
-    )
-    memory.turn("Our dinner reservation at Bestia is at 7:45pm on Friday, table for three.")
-    sent = [memory.turn(FILLER.format(i=i)).request for i in range(8)]
-    result = memory.turn("What time is our dinner reservation at Bestia?")
-    memory.close()
-    request = result.request
-    system = request["system"][0]["text"]
-    newest, before = request["messages"][-1]["content"], request["messages"][-2]["content"]
-    assert MEMORY_OPEN.strip() not in system and MEMORY_OPEN.strip() in newest[-1]["text"]  # memories come last
-    assert "cache_control" in before[-1] and all("cache_control" not in b for b in newest)  # cached to the window's end
-    assert "7:45" in newest[-1]["text"] and "7:45" in result.reply
-    assert sum(reuses_prefix({**a, "messages": a["messages"][:-1]}, b) for a, b in zip(sent, sent[1:])) >= 4
 
 
 def test_the_offline_model_reads_a_memory_block_in_the_newest_message(client):

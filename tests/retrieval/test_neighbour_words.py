@@ -50,11 +50,11 @@ def test_the_speaker_label_is_not_lent_and_own_words_are_not_counted_twice(embed
     index = MemoryIndex(mongomock_store(), embedder)
     opening(index)
     rows = index._rows("u")
-    reply = next(r for r in range(rows.n) if rows.texts[r].startswith("Gina: I want"))
-    own = rows.own[reply]
-    assert rows.tf[reply]["jon"] == 0 and own["gina"] == 1  # Jon's label stays his; her own label is hers
-    assert rows.tf[reply]["opening"] == 1 and rows.tf[reply]["savor"] == 1
-    assert rows.doc_len[reply] == sum(rows.tf[reply].values()) > sum(own.values())
+    reply = next(r for r in range(rows.n) if rows.text(r).startswith("Gina: I want"))
+    own, document = rows.words(reply)[0], rows.postings.document(reply)
+    assert document["jon"] == 0 and own["gina"] == 1  # Jon's label stays his; her own label is hers
+    assert document["opening"] == 1 and document["savor"] == 1
+    assert rows.doc_len[reply] == sum(document.values()) > sum(own.values())
 
 
 def test_only_turns_of_the_same_conversation_are_neighbours_and_facts_lend_nothing(embedder):
@@ -88,5 +88,5 @@ def test_the_index_is_the_same_whatever_order_the_turns_arrive_in(embedder):
         forward.upsert(doc)
     for doc in reversed(docs):
         backward.upsert(doc)
-    by_id = lambda rows: {rows.ids[r]: (rows.tf[r], rows.doc_len[r]) for r in range(rows.n)}  # noqa: E731
+    by_id = lambda rows: {rows.object_id(r): (rows.postings.document(r), rows.doc_len[r]) for r in range(rows.n)}  # noqa: E731
     assert by_id(forward) == by_id(backward) == by_id(index._rows("u"))
