@@ -10,6 +10,7 @@ from datetime import datetime, timedelta, timezone
 
 import numpy as np
 import pytest
+from _embedders import HashEmbedder
 from bson import ObjectId
 from bson.binary import Binary, BinaryVectorDtype
 from hypothesis import HealthCheck, given
@@ -41,24 +42,6 @@ from helpers.retrieval import (
 ODD_IDS = ['{"$ne": null}', "$where", "$gt", "a.b", ".*", " ", "ünï😀", "null", "0"]
 BAD_IDS = [{"$ne": None}, {"$gt": ""}, None, 0, 1.5, b"u", ["u"], True, ""]
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
-
-
-class HashEmbedder:
-    """A fast deterministic stand-in: a pseudo-random unit vector per distinct text (no meaning at all)."""
-
-    name = "hash-embedder"
-    dim = 384
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        rows = []
-        for text in texts:
-            seed = int.from_bytes(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:8], "little")
-            row = np.random.default_rng(seed).normal(size=self.dim).astype(np.float32)
-            rows.append(row / np.linalg.norm(row))
-        return np.asarray(rows, dtype=np.float32).reshape(len(texts), self.dim)
-
-    def embed_one(self, text: str) -> np.ndarray:
-        return self.embed([text])[0]
 
 
 @pytest.fixture

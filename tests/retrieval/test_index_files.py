@@ -3,12 +3,12 @@ exactly as the process that wrote it, keeps its own later writes out of it, and 
 
 from __future__ import annotations
 
-import hashlib
 import json
 from datetime import datetime, timedelta, timezone
 
 import numpy as np
 import pytest
+from _embedders import HashEmbedder
 
 from helpers.memory.forget import forget_user
 from helpers.retrieval import MemoryIndex
@@ -19,24 +19,6 @@ from helpers.retrieval.snapshot import index_root, open_snapshot, read_header, s
 PEOPLE = ["Maya", "Jonah", "Priya"]
 WORDS = "tacos sushi ramen jazz hiking surfing pottery chess cycling espresso yoga climbing Lisbon Denver Tokyo".split()
 START = datetime(2023, 5, 8, 14, 0, tzinfo=timezone.utc)
-
-
-class HashEmbedder:
-    """A fast deterministic stand-in: a pseudo-random unit vector per distinct text (no meaning at all)."""
-
-    name = "hash-embedder"
-    dim = 384
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        rows = []
-        for text in texts:
-            seed = int.from_bytes(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:8], "little")
-            row = np.random.default_rng(seed).normal(size=self.dim).astype(np.float32)
-            rows.append(row / np.linalg.norm(row))
-        return np.asarray(rows, dtype=np.float32).reshape(len(texts), self.dim)
-
-    def embed_one(self, text: str) -> np.ndarray:
-        return self.embed([text])[0]
 
 
 EMBEDDER = HashEmbedder()
