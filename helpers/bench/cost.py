@@ -10,13 +10,24 @@ import time
 from pathlib import Path
 
 from helpers.bench.common import non_negative_int, positive_int
-from helpers.bench.cost_pace import PACE_TURNS, pace_and_ttl, pace_tasks
+from helpers.bench.cost_floor import cost_floor
+from helpers.bench.cost_pace import PACE_TURNS, pace_and_ttl, pace_key, pace_tasks
 from helpers.bench.cost_report import markdown_table, provenance
-from helpers.bench.cost_table import CHECKPOINTS, KINDS, MODELS, RESULTS_FILE, ROWS, cost_table, run_tasks, table_tasks
+from helpers.bench.cost_table import (
+    CHECKPOINTS,
+    KINDS,
+    MAINTENANCE_MODEL,
+    MODELS,
+    RESULTS_FILE,
+    ROWS,
+    cost_table,
+    run_tasks,
+    table_tasks,
+)
 from helpers.config import load_settings
 from helpers.pricing import CostLedger
 from helpers.sim.scripts import TRIP_PERSONA, trip_script
-from helpers.sim.simulate import REPLY_TOKENS, simulate, simulation_client
+from helpers.sim.simulate import REPLY_TOKENS, SECONDS_PER_TURN, simulate, simulation_client
 from helpers.sim.strategies import available_strategies, make_strategy
 
 __all__ = ["run_cost", "add_cost"]
@@ -88,13 +99,15 @@ def _run_table(args: argparse.Namespace) -> int:
     settings, checkpoints = load_settings(), sorted(set(args.checkpoints))
     names = {name for _label, name, _options, _caches in rows}
     sweep = min(args.pace_turns, checkpoints[-1]) if {"naive", "naive_cached", "bounded_cached"} <= names else 0
-    tasks = table_tasks(checkpoints, list(MODELS), rows, settings, progress and args.jobs == 1)
+    upkeep = None if args.maintenance_model == "chat" else args.maintenance_model
+    tasks = table_tasks(checkpoints, list(MODELS), rows, settings, progress and args.jobs == 1, upkeep)
     if sweep:
-        tasks = {**pace_tasks(list(MODELS), settings, sweep), **tasks}  # the main table's case: its own runs
+        tasks = {**pace_tasks(list(MODELS), settings, sweep, upkeep), **tasks}  # the main table's case: its own runs
     started, load = (time.perf_counter(), os.times()), os.getloadavg()
     runs = run_tasks(tasks, args.jobs)
     ended = os.times()
     report = {"provenance": provenance(), **cost_table(checkpoints, models=list(MODELS), rows=rows, runs=runs)}
+    report["provenance"]["maintenance_model"] = upkeep  # None: each row's chat model
     report["provenance"]["run"] = {  # what the run took, on this machine, under this load
         "wall_seconds": round(time.perf_counter() - started[0]),
         "cpu_seconds": round(sum(ended[:4]) - sum(started[1][:4])),  # this process and its workers
@@ -102,6 +115,10 @@ def _run_table(args: argparse.Namespace) -> int:
         "load_average_at_start": [round(x, 2) for x in load],
         "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
     }
+    if "naive_cached" in names and "bounded_cached" in names:  # the floor of the comparison, per checkpoint
+        for model in MODELS:
+            naive = runs[pace_key("naive_cached", model, SECONDS_PER_TURN, "5m")]
+            report["comparison"][model]["floor_at"] = {str(t): cost_floor(naive, model, t) for t in checkpoints}
     if sweep:
         report["pace_and_ttl"] = pace_and_ttl(runs, report, sweep)
     if args.out:
@@ -143,6 +160,8 @@ def _run_table(args: argparse.Namespace) -> int:
                 f"${found['naive_caching_usd']:.4f} at {report['comparison']['at_turns']} turns; cheaper {times}; "
                 f"crossover at turn {found['crossover_turn']}"
             )
+            for t, floor in found.get("floor_at", {}).items():
+                print(f"  floor at {t}: ${floor['floor_usd']:.4f}, at most {floor['max_times_cheaper']:.2f}x cheaper")
     for model, cases in report.get("pace_and_ttl", {}).get("by_model", {}).items():
         for case in cases:
             print(
@@ -198,6 +217,13 @@ def add_cost(sub: argparse._SubParsersAction) -> None:
         metavar="N",
         help="side by side: the pace and TTL sweep's turns (default %(default)s; 0: no sweep; at most the last "
         "checkpoint)",
+    )
+    p.add_argument(
+        "--maintenance-model",
+        default=MAINTENANCE_MODEL,
+        metavar="MODEL",
+        help="side by side: the model of the summary and extraction calls, whichever model chats (default "
+        "%(default)s, the family's cheapest; 'chat': the chat model itself)",
     )
     p.add_argument(
         "--jobs",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from helpers.bench.cost_table import WINDOW_BUDGET, crossover_turn, cumulative_usd
+from helpers.bench.cost_table import MAINTENANCE_MODEL, WINDOW_BUDGET, crossover_turn, cumulative_usd
 from helpers.config import Settings, load_settings
 from helpers.sim.simulate import SECONDS_PER_TURN
 
@@ -36,7 +36,12 @@ def pace_key(name: str, model: str, seconds_per_turn: float, ttl: str) -> tuple:
     return (name, model, float(seconds_per_turn), None if main else ttl)
 
 
-def pace_tasks(models: Iterable[str], settings: Settings | None = None, turns: int = PACE_TURNS) -> dict[tuple, dict]:
+def pace_tasks(
+    models: Iterable[str],
+    settings: Settings | None = None,
+    turns: int = PACE_TURNS,
+    maintenance_model: str | None = MAINTENANCE_MODEL,
+) -> dict[tuple, dict]:
     """The sweep's runs (cost_table.run_strategy's keyword arguments) by key, but for the main table's case."""
     settings = settings or load_settings()
     return {
@@ -47,6 +52,7 @@ def pace_tasks(models: Iterable[str], settings: Settings | None = None, turns: i
             "turns": turns,
             "model": model,
             "seconds_per_turn": pace,
+            "maintenance_model": maintenance_model,
         }
         for model in models
         for pace in PACES

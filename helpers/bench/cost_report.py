@@ -25,7 +25,9 @@ FIELDS = (
     "USD after each turn. `comparison[model]`: cache-aware bounded against naive + caching at `comparison.at_turns` "
     "(`bounded_cache_aware_usd`, `naive_caching_usd`, `ratio`), `times_cheaper_at[turns]` (naive + caching USD / "
     "cache-aware bounded USD), `recall_at[turns]` and `crossover_turn` (the first turn from which cache-aware "
-    "bounded stays cheaper to the end of the run; null: never). `pace_and_ttl.by_model[model]`: one entry per "
+    "bounded stays cheaper to the end of the run; null: never), `floor_at[turns]` (helpers/bench/cost_floor.py: "
+    "naive + caching's bill with every cache read cut to the model's `minimum`, no fold, no upkeep: `floor_usd` and "
+    "`max_times_cheaper`, the most times cheaper any cache-aware bounded memory of this chat can be). `pace_and_ttl.by_model[model]`: one entry per "
     "`seconds_per_turn` and `ttl`, over `pace_and_ttl.turns` turns: `naive_caching_usd`, "
     "`bounded_cache_aware_usd`, `naive_usd` (no caching), `caching_pays_for_naive`, `times_cheaper`, "
     "`crossover_turn`, the cache reads and writes of both and the bounded run's `layout`."
@@ -66,6 +68,24 @@ def _run_line(run: dict | None) -> str:
         f" The run took {run['wall_seconds']:,} s wall and {run['cpu_seconds']:,} s CPU in {run['jobs']} process(es), "
         f"load average {run['load_average_at_start'][0]} at its start and {run['load_average_at_end'][0]} at its end."
     )
+
+
+def _upkeep(prov: dict) -> str:
+    """The maintenance model as the header states it (an older file, or None: each row's chat model)."""
+    model = prov.get("maintenance_model")
+    return f"{model}, whichever model chats, priced as {model}" if model else "each row's chat model"
+
+
+def _floor_lines(found: dict) -> list[str]:
+    """The floor per checkpoint (helpers/bench/cost_floor.py), its arithmetic spelled out from the file's fields."""
+    lines = [
+        f"Floor at {int(t):,} turns: naive + caching ${f['naive_caching_usd']:.4f} less its reads above the "
+        f"minimum (({f['cache_read']:,} - {f['reading_turns']} turns x {f['minimum']:,}) tokens x "
+        f"${f['cache_read_usd_per_mtok']:g}/MTok) = ${f['floor_usd']:.4f}: at most {f['max_times_cheaper']:.2f}x "
+        "cheaper."
+        for t, f in found.get("floor_at", {}).items()
+    ]
+    return [*lines, ""] if lines else []
 
 
 def _pct(value) -> str:
@@ -123,7 +143,8 @@ def markdown_table(report: dict) -> str:
         f"Mode: {prov.get('mode', '?')}. Replies padded to {prov.get('reply_tokens')} tokens; "
         f"{prov.get('seconds_per_turn')} s between turns; bounded window budget {prov.get('window_budget')} tokens; "
         f"last-k keeps {prov.get('keep_last')} messages; vector memories up to {prov.get('memory_budget')} "
-        f"tokens. Prices: {prov.get('pricing', '?')}." + _run_line(prov.get("run")),
+        f"tokens. Maintenance calls (summary, extraction) on {_upkeep(prov)}. Prices: {prov.get('pricing', '?')}."
+        + _run_line(prov.get("run")),
         "",
         f"Fields of cost.json: {FIELDS}",
         "",
@@ -154,9 +175,6 @@ def markdown_table(report: dict) -> str:
                 f"{_pct(found['recall_at'][t][THEIRS])})"
                 for t, x in found.get("times_cheaper_at", {}).items()
             )
-            lines += [
-                f"{OURS} against {THEIRS}: {times}; crossover turn: {crossover}.",
-                "",
-            ]
+            lines += [f"{OURS} against {THEIRS}: {times}; crossover turn: {crossover}.", "", *_floor_lines(found)]
         lines += _pace_lines(report, model)
     return "\n".join(lines)

@@ -7,6 +7,9 @@ billed token kinds (uncached input, cache writes, cache reads, output) and USD, 
 memory-maintenance calls (summary, retention, extraction) apart, and the recall: the share of the planted
 questions whose answer the request built right after that turn carries. A longer script starts with the shorter
 one and every run is deterministic, so the figures at 50 and 200 turns are the first turns of the 1,000-turn run.
+Memory maintenance (summary merges, fact extraction) runs on MAINTENANCE_MODEL, the cheapest model of the family,
+whatever model answers the user (the settings' SUMMARY_MODEL and EXTRACTION_MODEL default, what a production app
+would pick); each maintenance call is priced at the model that made it, each chat call at the row's model.
 The pace and TTL sweep is helpers/bench/cost_pace.py; provenance and the Markdown table, cost_report.py.
 """
 
@@ -35,6 +38,7 @@ __all__ = [
     "ROWS",
     "KINDS",
     "CACHE_AWARE",
+    "MAINTENANCE_MODEL",
     "OURS",
     "THEIRS",
     "cost_table",
@@ -62,6 +66,9 @@ KINDS = ("input", "cache_write", "cache_read", "output")  # the four billed toke
 RESULTS_FILE = Path(__file__).resolve().parents[2] / "docs" / "results" / "cost.json"
 CACHE_AWARE = ("bounded_cached", "vector_cached")  # their layout is told the pace the simulation runs at
 OURS, THEIRS = "bounded (cache-aware)", "naive + caching"  # the comparison the results file reports
+# The model of every maintenance call (summary merge, extraction), whichever model chats: the family's cheapest,
+# as the settings' defaults (helpers.config: SUMMARY_MODEL, EXTRACTION_MODEL). None: the chat model itself.
+MAINTENANCE_MODEL: str | None = "claude-haiku-4-5"
 
 # (label, registry name, options, caches): a strategy that sends cache_control runs once per model, since the
 # model's minimum cacheable length decides what is cached; the others run once and are priced per model.
@@ -135,22 +142,23 @@ def _empty() -> dict:
     return {"calls": 0, **{k: 0 for k in KINDS}, "usd": 0.0}
 
 
-def _add(totals: dict, entry, model: str) -> None:
+def _add(totals: dict, entry, model: str, maintenance: str | None = None) -> None:
     totals["calls"] += 1
     totals["input"] += entry.input_tokens
     totals["cache_write"] += entry.cache_creation_input_tokens
     totals["cache_read"] += entry.cache_read_input_tokens
     totals["output"] += entry.output_tokens
-    totals["usd"] += entry_cost(entry, model)
+    totals["usd"] += entry_cost(entry, model, maintenance)
 
 
-def _row(entries: list, model: str, requests: list[int]) -> dict:
-    """Chat, maintenance (every other purpose) and total, priced at `model`; the largest request."""
+def _row(entries: list, model: str, requests: list[int], maintenance: str | None = None) -> dict:
+    """Chat, maintenance (every other purpose) and total, chat priced at `model`, maintenance at `maintenance`
+    (None: `model`); the largest request."""
     chat, upkeep, by_purpose = _empty(), _empty(), {}
     for e in entries:
-        _add(chat if e.kind == CHAT_KIND else upkeep, e, model)
+        _add(chat if e.kind == CHAT_KIND else upkeep, e, model, maintenance)
         if e.kind != CHAT_KIND:
-            _add(by_purpose.setdefault(e.purpose, _empty()), e, model)
+            _add(by_purpose.setdefault(e.purpose, _empty()), e, model, maintenance)
     total = {k: chat[k] + upkeep[k] for k in chat}
     return {
         "chat": chat,
@@ -171,10 +179,13 @@ def run_strategy(
     progress: bool = False,
     seconds_per_turn: float = SECONDS_PER_TURN,
     score_at: Iterable[int] = (),
+    maintenance_model: str | None = MAINTENANCE_MODEL,
 ) -> dict:
-    """One strategy over `turns` scripted turns at `seconds_per_turn`: its ledger entries, the entry count after each
-    turn (marks), request sizes, the recall at each turn of `score_at` and, cache-aware, the layout it ended with."""
-    run_settings = settings.with_(chat_model=model, summary_model=model, extraction_model=model)
+    """One strategy over `turns` scripted turns at `seconds_per_turn`, chatting on `model`, its maintenance calls on
+    `maintenance_model` (None: `model`): its ledger entries, the entry count after each turn (marks), request sizes,
+    the recall at each turn of `score_at` and, cache-aware, the layout it ended with."""
+    upkeep = maintenance_model or model
+    run_settings = settings.with_(chat_model=model, summary_model=upkeep, extraction_model=upkeep)
     client = simulation_client(run_settings)
     if name.startswith("vector"):  # the vector rows share one embedder that embeds each batch of texts once
         options = {**options, "embedder": _embedder(run_settings)}
@@ -193,6 +204,7 @@ def run_strategy(
         "requests": result.request_tokens,
         "recall": strategy.recall,
         "layout": layout.to_dict() if layout is not None else None,
+        "maintenance_model": maintenance_model,
     }
 
 
@@ -225,9 +237,10 @@ def table_tasks(
     rows: Iterable[tuple[str, str, dict, bool]] = ROWS,
     settings: Settings | None = None,
     progress: bool = False,
+    maintenance_model: str | None = MAINTENANCE_MODEL,
 ) -> dict[tuple, dict]:
     """The runs the side-by-side table needs: a strategy without breakpoints once (the model changes only its
-    prices), one with them once per model; recall scored at every checkpoint."""
+    prices), one with them once per model; recall scored at every checkpoint; maintenance on `maintenance_model`."""
     settings, checkpoints, models = settings or load_settings(), sorted(set(checkpoints)), list(models)
     return {
         _key(name, model if caches else models[0]): {
@@ -238,6 +251,7 @@ def table_tasks(
             "model": model if caches else models[0],
             "progress": progress,
             "score_at": checkpoints,
+            "maintenance_model": maintenance_model,
         }
         for _label, name, options, caches in rows
         for model in models
@@ -256,18 +270,20 @@ def crossover_turn(ours: list[float], theirs: list[float]) -> int | None:
 
 
 def cumulative_usd(run: dict, model: str, turns: int | None = None) -> list[float]:
-    """A run's cumulative USD after each turn (its first `turns`), every call priced at `model`."""
-    out, total, seen = [], 0.0, 0
+    """A run's cumulative USD after each turn (its first `turns`), chat calls priced at `model`, maintenance calls at
+    the run's maintenance model (when it had one of its own; else at `model` too)."""
+    out, total, seen, upkeep = [], 0.0, 0, run.get("maintenance_model")
     for mark in run["marks"][:turns]:
-        total += sum(entry_cost(e, model) for e in run["entries"][seen:mark])
+        total += sum(entry_cost(e, model, upkeep) for e in run["entries"][seen:mark])
         seen = mark
         out.append(total)
     return out
 
 
-def entry_cost(entry, model: str) -> float:
-    """USD of one ledger entry at `model`'s price: its 1-hour cache writes at 2x input, the rest at 1.25x."""
-    return cost_of(entry.usage, model)
+def entry_cost(entry, model: str, maintenance: str | None = None) -> float:
+    """USD of one ledger entry at `model`'s price (a maintenance entry at `maintenance`'s, when given): its 1-hour
+    cache writes at 2x input, the rest at 1.25x."""
+    return cost_of(entry.usage, maintenance if maintenance and entry.kind != CHAT_KIND else model)
 
 
 def cost_table(
@@ -302,7 +318,9 @@ def cost_table(
             for t in checkpoints:
                 if t <= len(marks):
                     by_turns[str(t)] = {
-                        **_row(run["entries"][: marks[t - 1]], model, run["requests"][:t]),
+                        **_row(
+                            run["entries"][: marks[t - 1]], model, run["requests"][:t], run.get("maintenance_model")
+                        ),
                         "recall": run["recall"].get(t),
                     }
             out["strategies"][label]["by_model"][model] = by_turns

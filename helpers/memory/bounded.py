@@ -47,8 +47,8 @@ class BoundedMemory(SessionCommit, SessionState, MemoryBase):
     mark, then is cut to a low mark in one go (one summary fold), and the request carries prompt-cache
     breakpoints, so its prefix is read from the cache between folds. The marks, the breakpoints and their TTL
     are the layout helpers.memory.caching chooses for the model: the budget's (high = `budget`, low =
-    `low_water` x budget) when their prefix is cacheable, else a larger window whose prefix is, when the cost
-    model says that is cheaper at `pace_seconds` between turns (`cache_ttl`: force "5m" or "1h";
+    `low_water` x budget), or a larger window (cacheable after a fold, folded less often) when the cost model
+    says that is cheaper at `pace_seconds` between turns (`cache_ttl`: force "5m" or "1h";
     `grow_to_cache=False`: keep the budget's marks, choose only breakpoints and TTL).
     The write path (commit an exchange, rebuild from the logs) is helpers/memory/commit.py; what `state()` shows
     and the token gauge, helpers/memory/state.py.

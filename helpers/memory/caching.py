@@ -12,7 +12,8 @@ The cache-aware layout (going-further notebook 2, 'Cache-aware bounded memory').
 to a low mark in one summary call; between two folds every request starts with the previous one, so its prefix can
 be read from the prompt cache. Whether that pays depends on the model: a prefix shorter than the model's minimum
 cacheable length is never cached (claude-haiku-4-5: 4,096 tokens; claude-sonnet-4-6: 1,024; helpers.offline's
-`min_cacheable_tokens`, from the docs), and a cache entry dies if the next turn comes later than its TTL.
+`min_cacheable_tokens`, from the docs), a fold rewrites the whole prefix (a new summary, a shorter window), and a
+cache entry dies if the next turn comes later than its TTL.
 `choose_layout` picks the marks (and whether to send breakpoints, and which TTL) that this cost model says are
 cheapest per turn, for the model's prices (helpers.pricing) and minimum:
 
@@ -29,11 +30,14 @@ cheapest per turn, for the model's prices (helpers.pricing) and minimum:
   layout, so they are left out of the comparison (not of any bill).
 
 Candidates: the budget's own marks (high = budget, low = low_water x budget), without and with breakpoints (each
-TTL); and when the prefix right after a fold at those marks may be shorter than the model's minimum, a larger
-window: the least low mark whose prefix after a fold is cacheable (base + low - one exchange), with every high
-mark from the budget up to one summary call's bound (so a fold stays one summary call). The window never keeps less than the budget's marks keep, so a
-larger layout only holds, word for word, turns the summary would otherwise hold; small-minimum models keep the
-budget's window. Costs are estimates for choosing; the bill is what the simulator measures (`bench cost`).
+TTL); and a larger window: the low mark is the budget's, or, when the prefix right after a fold at it may be
+shorter than the model's minimum, the least low mark whose prefix after a fold is cacheable (base + low - one
+exchange), with every high mark from the budget up to one summary call's bound (so a fold stays one summary call).
+A higher mark folds less often: each fold rewrites the prefix at the cache-write price and pays its summary and
+extraction calls, against more tokens read from the cache between folds; the cost model weighs the two, on every
+model. The window never keeps less than the budget's marks keep, so a larger layout only holds, word for word,
+turns the summary would otherwise hold. Costs are estimates for choosing; the bill is what the simulator measures
+(`bench cost`).
 """
 
 from __future__ import annotations
@@ -166,7 +170,7 @@ class Conditions:
     ttl: str | None = None  # "5m" or "1h"; None: the cheaper
     max_fold_tokens: int = 4000  # one summary call's bound (helpers.memory.pending): a fold is one call
     max_fold_messages: int = 40
-    grow: bool = True  # False: keep the budget's marks (choose only breakpoints and TTL)
+    grow: bool = True  # False: keep the budget's marks (choose only breakpoints and TTL); True: larger if cheaper
 
 
 @dataclass(frozen=True)
@@ -254,8 +258,8 @@ def _choose(c: Conditions, prices: dict[str, Price] | None = None) -> CacheLayou
     shapes = [(low0, c.budget)]  # the budget's own marks, with breakpoints
     # the least low mark whose prefix right after a fold is cacheable: the trim keeps whole exchanges, so at
     # worst one exchange less than the mark
-    low = math.ceil((minimum - c.base_tokens + e) / MARK_STEP) * MARK_STEP
-    if c.grow and low > low0:  # the budget's prefix is too short to cache: a larger window, folded in chunks
+    low = max(low0, math.ceil((minimum - c.base_tokens + e) / MARK_STEP) * MARK_STEP)
+    if c.grow:  # a larger window: cacheable after a fold, and folded less often (each fold rewrites the prefix)
         span = min(c.max_fold_tokens - 2 * e, (c.max_fold_messages // 2 - 2) * e)  # a fold drops ~high - low + 2e
         shapes += [(low, high) for high in range(max(c.budget, low + MARK_STEP), low + span + 1, MARK_STEP)]
     for ttl in TTL_SECONDS if c.ttl is None else (c.ttl,):

@@ -9,7 +9,16 @@ import pytest
 
 from helpers.bench import build_parser, main
 from helpers.bench.cost_pace import PACES, TTLS
-from helpers.bench.cost_table import CACHE_AWARE, KINDS, ROWS, _SameBatches, cost_table, crossover_turn
+from helpers.bench.cost_table import (
+    CACHE_AWARE,
+    KINDS,
+    MAINTENANCE_MODEL,
+    ROWS,
+    _SameBatches,
+    cost_table,
+    crossover_turn,
+)
+from helpers.pricing import cost_of
 from helpers.sim.scripts import recall_questions
 from helpers.sim.simulate import REPLY_TOKENS
 
@@ -120,6 +129,21 @@ def test_side_by_side_table_has_every_strategy_kind_and_checkpoint(capsys, tmp_p
         assert set(found[model]["times_cheaper_at"]) == {"4", "8"} and found[model]["ratio"] == pytest.approx(
             found[model]["times_cheaper_at"]["8"]
         )
+        floor = found[model]["floor_at"]["8"]  # naive + caching with every read cut to the minimum: never dearer
+        assert floor["naive_caching_usd"] == pytest.approx(report["cumulative_usd"]["naive + caching"][model][7])
+        assert floor["floor_usd"] <= floor["naive_caching_usd"] and floor["max_times_cheaper"] >= 1
+    assert prov["maintenance_model"] == MAINTENANCE_MODEL  # summary and extraction on it, whichever model chats
+    upkept = [  # every row's maintenance at the maintenance model's price, on every chat model
+        (row["by_model"][model]["8"]["maintenance"], model)
+        for row in report["strategies"].values()
+        for model in report["models"]
+        if row["by_model"][model]["8"]["maintenance"]["calls"]
+    ]
+    assert {model for _upkeep, model in upkept} == set(report["models"])
+    for upkeep, _model in upkept:
+        usage = {f"{kind}_tokens": upkeep[kind] for kind in ("input", "output")}
+        usage |= {"cache_creation_input_tokens": upkeep["cache_write"], "cache_read_input_tokens": upkeep["cache_read"]}
+        assert upkeep["usd"] == pytest.approx(cost_of(usage, MAINTENANCE_MODEL))
     sweep = report["pace_and_ttl"]
     assert sweep["turns"] == 6 and set(sweep["by_model"]) == set(report["models"])
     for model, cases in sweep["by_model"].items():
@@ -201,3 +225,40 @@ def test_cost_by_kind_adds_up_to_the_ledger_and_prices_an_hour_long_write_at_twi
     # the cost table prices the same ledger the same way, turn by turn
     run = {"entries": ledger.entries, "marks": [1, 3]}
     assert cumulative_usd(run, "claude-haiku-4-5")[-1] == pytest.approx(ledger.total_cost())
+
+
+def test_maintenance_calls_are_priced_at_the_maintenance_model_and_chat_calls_at_the_rows():
+    from helpers.bench.cost_table import cumulative_usd, entry_cost
+    from helpers.pricing import CostLedger
+
+    ledger = CostLedger()
+    chat = ledger.record("chat", "claude-haiku-4-5", {"input_tokens": 1_000_000, "output_tokens": 0})
+    summary = ledger.record("summary", "claude-haiku-4-5", {"input_tokens": 1_000_000, "output_tokens": 0})
+    assert entry_cost(chat, "claude-sonnet-4-6", "claude-haiku-4-5") == pytest.approx(3.0)  # the row's model
+    assert entry_cost(summary, "claude-sonnet-4-6", "claude-haiku-4-5") == pytest.approx(1.0)  # the upkeep's
+    assert entry_cost(summary, "claude-sonnet-4-6") == pytest.approx(3.0)  # no maintenance model: the row's
+    run = {"entries": ledger.entries, "marks": [2], "maintenance_model": "claude-haiku-4-5"}
+    assert cumulative_usd(run, "claude-sonnet-4-6") == pytest.approx([4.0])
+    assert cumulative_usd({**run, "maintenance_model": None}, "claude-sonnet-4-6") == pytest.approx([6.0])
+
+
+def test_the_floor_is_naive_caching_with_every_read_cut_to_the_minimum():
+    from helpers.bench.cost_floor import cost_floor
+    from helpers.pricing import CostLedger
+
+    ledger = CostLedger()
+    ledger.record("chat", "claude-haiku-4-5", {"input_tokens": 3000, "output_tokens": 150})  # under the minimum
+    ledger.record(
+        "chat", "claude-haiku-4-5", {"input_tokens": 5, "output_tokens": 150, "cache_creation_input_tokens": 4300}
+    )
+    for read in (4300, 4480):  # two turns read the conversation, each writing the newest exchange
+        usage = {"input_tokens": 5, "output_tokens": 150, "cache_creation_input_tokens": 180}
+        ledger.record("chat", "claude-haiku-4-5", {**usage, "cache_read_input_tokens": read})
+    ledger.record("summary", "claude-haiku-4-5", {"input_tokens": 900, "output_tokens": 100})  # naive has none
+    run = {"entries": ledger.entries, "marks": [1, 2, 3, 4, 5]}
+    floor = cost_floor(run, "claude-haiku-4-5", 4)
+    assert (floor["reading_turns"], floor["cache_read"], floor["reads_at_minimum"]) == (2, 8780, 2 * 4096)
+    naive = sum(e.cost_usd for e in ledger.entries[:4])
+    assert floor["naive_caching_usd"] == pytest.approx(naive)
+    assert floor["floor_usd"] == pytest.approx(naive - (8780 - 8192) * 0.1 / 1e6)  # reads at 0.1x haiku's $1
+    assert floor["max_times_cheaper"] == pytest.approx(naive / floor["floor_usd"])

@@ -74,11 +74,35 @@ def test_grow_to_cache_false_keeps_the_budgets_marks(client, settings):
     assert grown.breakpoints and grown.low > 2000
 
 
-def test_a_small_minimum_model_keeps_the_budgets_window_when_its_prefix_is_cacheable():
-    layout = choose_layout(Conditions(SONNET, budget=3000, low_water=0.5, **TRIP))
-    assert (layout.low, layout.high, layout.breakpoints, layout.ttl) == (1500, 3000, True, "5m")
+def test_a_small_minimum_model_keeps_the_budgets_low_mark_and_folds_less_often_when_that_is_cheaper():
+    conditions = Conditions(SONNET, budget=3000, low_water=0.5, **TRIP)
+    layout = choose_layout(conditions)
+    # its prefix is cacheable at the budget's marks; each fold rewrites it, so a higher mark (fewer folds) is cheaper
+    assert (layout.low, layout.breakpoints, layout.ttl) == (1500, True, "5m") and layout.high > 3000
+    assert layout.usd_per_turn < fold_cycle_usd(1500, 3000, conditions, breakpoints=True)
+    # the cheapest of every high mark the cost model may try: a fold stays one summary call (4,000 tokens, 40
+    # messages: at most 18 exchanges of 180 tokens dropped past the low mark)
+    for high in range(3000, 1500 + 18 * 180 + 1, 100):
+        assert fold_cycle_usd(1500, high, conditions, breakpoints=True) >= layout.usd_per_turn - 1e-12
+    kept = choose_layout(Conditions(SONNET, budget=3000, low_water=0.5, grow=False, **TRIP))
+    assert (kept.low, kept.high, kept.breakpoints) == (1500, 3000, True)  # grow=False: the budget's marks
     small = choose_layout(Conditions(SONNET, budget=400, low_water=0.5, **TRIP))  # 200 + 200 < 1,024: it grows
     assert small.breakpoints and small.low > 200 and 200 + small.low - 180 >= 1024
+
+
+def test_upkeep_on_a_cheaper_model_is_priced_at_that_model_in_the_cost_model():
+    on_sonnet = Conditions(SONNET, budget=2000, low_water=0.5, **TRIP)
+    on_haiku = Conditions(SONNET, budget=2000, low_water=0.5, upkeep_model=HAIKU, **TRIP)
+    a, b = (fold_cycle_usd(1000, 3000, c, breakpoints=True) for c in (on_sonnet, on_haiku))
+    # the same chat tokens; only the fold's calls change price: a cycle from 1,000 - 90 tokens, 180 a turn, past
+    # 3,000 is 12 turns; the fold reads 2 x 12 x 180 folded tokens + its prompts + the summary, writes the summary
+    sonnet, haiku = price_of(SONNET), price_of(HAIKU)
+    read, written = 2 * 12 * 180 + FOLD_PROMPT_TOKENS + 300, 300
+    saved = read * (sonnet.input_per_mtok - haiku.input_per_mtok) + written * (
+        sonnet.output_per_mtok - haiku.output_per_mtok
+    )
+    assert (a - b) * 1e6 == pytest.approx(saved / 12)
+    assert choose_layout(on_haiku).usd_per_turn < choose_layout(on_sonnet).usd_per_turn
 
 
 def test_a_pace_beyond_the_ttl_turns_breakpoints_off_or_chooses_the_hour():
@@ -186,7 +210,8 @@ def test_cache_aware_vector_memory_sends_memories_after_the_cached_prefix(settin
         memory_budget=200,
         cache_aware=True,
         model=SONNET,
-        system=LONG_PERSONA,  # long enough that the budget's own window is cached: the window stays small
+        system=LONG_PERSONA,  # long enough that the budget's own window is cached
+        grow_to_cache=False,  # the budget's marks: the reservation leaves the window and is recalled as a memory
     )
     memory.turn("Our dinner reservation at Bestia is at 7:45pm on Friday, table for three.")
     sent = [memory.turn(FILLER.format(i=i)).request for i in range(8)]
@@ -198,7 +223,7 @@ def test_cache_aware_vector_memory_sends_memories_after_the_cached_prefix(settin
     assert MEMORY_OPEN.strip() not in system and MEMORY_OPEN.strip() in newest[-1]["text"]  # memories come last
     assert "cache_control" in before[-1] and all("cache_control" not in b for b in newest)  # cached to the window's end
     assert "7:45" in newest[-1]["text"] and "7:45" in result.reply
-    assert (memory.layout.low, memory.layout.high) == (150, 300)  # the budget's marks: their prefix is cacheable
+    assert (memory.layout.low, memory.layout.high) == (150, 300)  # the budget's marks, their prefix cacheable
     assert sum(reuses_prefix({**a, "messages": a["messages"][:-1]}, b) for a, b in zip(sent, sent[1:])) >= 4
 
 
