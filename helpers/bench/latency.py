@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from helpers.db.store import Store
     from helpers.retrieval.embeddings import Embedder
 
-__all__ = ["run_retrieval_benchmark", "measure_user", "rss_mb", "in_new_process", "MODES_TIMED"]
+__all__ = ["run_retrieval_benchmark", "measure_user", "agreement", "rss_mb", "in_new_process", "MODES_TIMED"]
 
 MODES_TIMED = ("hybrid", "vector", "lexical", "hybrid_search_only")
 USER = "bench-user"
@@ -101,13 +101,35 @@ def measure_user(
         "rss_peak_mb": memory["peak"],
         "isolation_violations": len(owners - {user}),
     }
+    exact = MemoryIndex(store, embedder, approximate=False)  # the same file, every ranking exact
+    report["coarse"] = agreement(index, exact, user, texts, k)
     if compare:
         started = time.perf_counter()
-        reads_all = MemoryIndex(store, embedder, index_files=False)
+        reads_all = MemoryIndex(store, embedder, index_files=False, approximate=False)
         reads_all.search(user, "what do you remember about me?", k=k)
         report["first_search_reading_every_memory_ms"] = round((time.perf_counter() - started) * 1000, 1)
-        report["identical_results"] = _results(index, user, texts, k) == _results(reads_all, user, texts, k)
+        report["identical_results"] = _results(exact, user, texts, k) == _results(reads_all, user, texts, k)
     return report
+
+
+def agreement(index: MemoryIndex, exact: MemoryIndex, user: str, texts: list[str], k: int, pool: int = 50) -> dict:
+    """How the searches of `index` (coarse lists once the user has COARSE_MIN_ROWS memories) agree with exact
+    ones: the share of questions whose hybrid top `k` is identical, and the embedding ranking's recall of the
+    exact top `k` and top `pool` (the candidates the fusion sees)."""
+    same, recall_k, recall_pool = 0, [], []
+    for text in texts:
+        hybrid = [h.id for h in index.search(user, text, k=k)]
+        same += hybrid == [h.id for h in exact.search(user, text, k=k)]
+        found = [h.id for h in index.search(user, text, k=pool, mode="vector", half_life_days=None)]
+        truth = [h.id for h in exact.search(user, text, k=pool, mode="vector", half_life_days=None)]
+        recall_k.append(len(set(found[:k]) & set(truth[:k])) / max(1, len(truth[:k])))
+        recall_pool.append(len(set(found) & set(truth)) / max(1, len(truth)))
+    return {
+        "used": bool(index.stats["coarse_searches"]),
+        "hybrid_top_k_identical": round(same / len(texts), 4),
+        "vector_recall_at_k": round(float(np.mean(recall_k)), 4),
+        f"vector_recall_at_{pool}": round(float(np.mean(recall_pool)), 4),
+    }
 
 
 def in_new_process(store: Store, function: str, kwargs: dict, env: dict | None = None) -> dict:

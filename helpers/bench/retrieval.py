@@ -51,6 +51,7 @@ def verdicts(sizes: list[dict]) -> dict:
         out["cold_start_ratio_50k_to_10k"] = round(ratio, 2)
         out["cold_start_sublinear"] = ratio < 5.0
     out["identical_results"] = all(s.get("identical_results", True) for s in sizes)
+    out["coarse_at_largest"] = largest.get("coarse")  # how the approximate ranking agrees with the exact one
     return out
 
 
@@ -77,14 +78,16 @@ def _table(doc: dict) -> str:
         f"# load average at start {doc['provenance']['machine']['load_average']}, "
         f"at end {doc['provenance']['machine_at_end']['load_average']} ({doc['provenance']['machine']['cpus']} CPUs)",
         f"{'memories':>9} {'cold start':>11} {'every doc':>10} {'same':>5} {'hybrid p50':>11} {'p95':>7} "
-        f"{'vector p95':>11} {'lexical p95':>12} {'RSS MB':>7}",
+        f"{'vector p95':>11} {'lexical p95':>12} {'alone p95':>10} {'RSS MB':>7} {'top-k same':>10}",
     ]
     for s in doc["sizes"]:
         every = s.get("first_search_reading_every_memory_ms")
         lines.append(
             f"{s['memories']:>9,} {s['cold_start_ms']:>9.0f}ms {every if every is not None else '-':>8}ms "
             f"{str(s.get('identical_results', '-')):>5} {s['ms']['hybrid']['p50']:>9.1f}ms {s['ms']['hybrid']['p95']:>5.1f}ms "
-            f"{s['ms']['vector']['p95']:>9.1f}ms {s['ms']['lexical']['p95']:>10.1f}ms {s['rss_mb']:>7}"
+            f"{s['ms']['vector']['p95']:>9.1f}ms {s['ms']['lexical']['p95']:>10.1f}ms "
+            f"{s['ms']['hybrid_search_only']['p95']:>8.1f}ms {s['rss_mb']:>7} "
+            f"{s.get('coarse', {}).get('hybrid_top_k_identical', '-'):>10}"
         )
     lines.append("targets: " + json.dumps(doc["targets"]))
     return "\n".join(lines)
