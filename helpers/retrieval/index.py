@@ -63,7 +63,8 @@ class MemoryIndex(MemoryWrites, MemoryLookups):
     what changed. `max_bytes` (default INDEX_CACHE_MB) and `max_users` cap what this process holds, least
     recently used first; `index_files=False` keeps no files (mongomock stores never do). A user with more than
     COARSE_MIN_ROWS live memories is ranked by embedding over the closest coarse lists only (a tenth of the
-    rows, helpers.retrieval.coarse) once a writer trained them; `approximate=False` keeps every ranking exact.
+    rows, helpers.retrieval.coarse; `coarse_min_rows` sets another threshold) once a writer trained them;
+    `approximate=False` keeps every ranking exact.
 
     Its writes are helpers/retrieval/writes.py, its reads besides search helpers/retrieval/lookups.py (mixins).
     """
@@ -82,6 +83,7 @@ class MemoryIndex(MemoryWrites, MemoryLookups):
         names_as_filter: bool = True,
         speaker_boost: float = SPEAKER_BOOST,
         approximate: bool = True,
+        coarse_min_rows: int | None = None,
     ):
         if backend not in ("auto", "numpy", "atlas"):
             raise ConfigError(f"backend must be 'auto', 'numpy' or 'atlas', got {backend!r}")
@@ -105,7 +107,7 @@ class MemoryIndex(MemoryWrites, MemoryLookups):
             max_bytes=max_bytes,
             max_users=max_users,
             stats=self.stats,
-            coarse_min_rows=COARSE_MIN_ROWS if approximate else None,
+            coarse_min_rows=(coarse_min_rows or COARSE_MIN_ROWS) if approximate else None,
         )
         self.approximate = bool(approximate)
         self._ensure_indexes()
@@ -250,7 +252,9 @@ class MemoryIndex(MemoryWrites, MemoryLookups):
                 lexical = rows.bm25(query, mask)
                 rankings["lexical"] = top_k(np.where(lexical > 0, lexical, -np.inf), pool, newer)
             if mode != "lexical":  # 3. embedding ranking (cosine; over the closest lists only for a large user)
-                self.stats["coarse_searches"] += int(self.approximate and rows.coarse is not None and atlas_ranked is None)
+                self.stats["coarse_searches"] += int(
+                    self.approximate and rows.coarse is not None and atlas_ranked is None
+                )
                 sims = (
                     rows.cosine(query_vector, mask, approximate=self.approximate)
                     if atlas_ranked is None
