@@ -240,9 +240,9 @@ class UserRows(RowColumns):
         """Cosine of every row to `vector` (in numpy); -inf outside `mask`. `approximate` and coarse lists
         trained: only the rows of the closest lists are scored (exactly), the others get -inf."""
         if approximate and self.coarse is not None:
-            rows = self.coarse.probe(vector, self.emb, mask)
+            rows, scores = self.coarse.probe(vector, self.emb, mask)
             sims = np.full(self.n, -np.inf)
-            sims[rows] = cosine_scores(self.emb[rows], vector)
+            sims[rows] = scores
             return sims
         sims = cosine_scores(self.emb[: self.n], vector)
         sims[~mask] = -np.inf

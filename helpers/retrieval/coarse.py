@@ -39,13 +39,17 @@ class CoarseIndex:
         self.assign = np.array(assign, dtype=np.int32)  # a copy: it grows as rows arrive
         self.trained_n = int(trained_n)
         self.dirty: set[int] = set()  # rows whose embedding changed after they were assigned
+        self.stale: set[int] = set()  # rows whose packed copy is out of date (their embedding changed)
+        self.vectors: np.ndarray | None = None  # the embeddings grouped by list (`pack`), built on first use
+        self.order, self.starts, self.packed_n = np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64), 0
 
     @property
     def lists(self) -> int:
         return len(self.centroids)
 
     def nbytes(self) -> int:
-        return self.centroids.nbytes + self.assign.nbytes
+        packed = 0 if self.vectors is None else self.vectors.nbytes + self.order.nbytes
+        return self.centroids.nbytes + self.assign.nbytes + packed
 
     def extend(self, emb: np.ndarray, n: int) -> None:
         """Assign rows added since (up to `n`) and rows whose embedding changed to their nearest list."""
@@ -56,21 +60,45 @@ class CoarseIndex:
             rows = np.fromiter(sorted(r for r in self.dirty if r < n), dtype=np.int64)
             if len(rows):
                 self.assign[rows] = nearest(self.centroids, emb[rows])
+            self.stale |= {int(r) for r in rows if r < self.packed_n}
             self.dirty.clear()
 
-    def probe(self, vector: np.ndarray, emb: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """The rows (within `mask`) of the lists closest to `vector`, opened until they hold PROBE_SHARE of
-        the rows in `mask`."""
+    def probe(self, vector: np.ndarray, emb: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, cosines): the rows within `mask` of the lists closest to `vector`, opened until they hold
+        PROBE_SHARE of the rows in `mask`, each scored exactly."""
         n = len(mask)
         self.extend(emb, n)
         assign = self.assign[:n]
         counts = np.bincount(assign[mask], minlength=self.lists)
-        order = np.argsort(-(self.centroids @ np.asarray(vector, dtype=np.float32)), kind="stable")
+        vector = np.asarray(vector, dtype=np.float32)
+        order = np.argsort(-(self.centroids @ vector), kind="stable")
         wanted = max(1, math.ceil(PROBE_SHARE * int(counts.sum())))
-        opened = order[: int(np.searchsorted(np.cumsum(counts[order]), wanted)) + 1]
+        opened = np.sort(order[: int(np.searchsorted(np.cumsum(counts[order]), wanted)) + 1])
+        if n - self.packed_n > max(1024, n // 8) or self.vectors is None:
+            self.pack(emb, n)
+        rows = [self.order[self.starts[i] : self.starts[i + 1]] for i in opened]
+        sims = [self.vectors[self.starts[i] : self.starts[i + 1]] @ vector for i in opened]
         pick = np.zeros(self.lists, dtype=bool)
         pick[opened] = True
-        return np.flatnonzero(pick[assign] & mask)
+        late = np.arange(self.packed_n, n)  # rows since the packing (and changed rows): read from `emb`
+        late = np.concatenate([late, np.fromiter(self.stale, dtype=np.int64)]) if self.stale else late
+        late = late[pick[assign[late]]]
+        rows.append(late)
+        sims.append(np.asarray(emb[late], dtype=np.float32) @ vector)
+        rows_at, scores = np.concatenate(rows), np.concatenate(sims)
+        keep = mask[rows_at]
+        if self.stale:
+            keep[: len(rows_at) - len(late)] &= ~np.isin(rows_at[: len(rows_at) - len(late)], list(self.stale))
+        return rows_at[keep], scores[keep]
+
+    def pack(self, emb: np.ndarray, n: int) -> None:
+        """Copy the rows' embeddings grouped by list (each list one contiguous block), so a search reads only
+        the blocks it opens."""
+        self.extend(emb, n)
+        self.order = np.argsort(self.assign[:n], kind="stable")
+        self.starts = np.searchsorted(self.assign[:n][self.order], np.arange(self.lists + 1))
+        self.vectors = np.ascontiguousarray(emb[self.order], dtype=np.float32)
+        self.packed_n, self.stale = n, set()
 
 
 def nearest(centroids: np.ndarray, vectors: np.ndarray) -> np.ndarray:

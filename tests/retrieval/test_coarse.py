@@ -33,7 +33,8 @@ def test_a_search_scores_about_a_tenth_of_the_rows_and_its_own_cluster_first():
     assert coarse.lists == int(np.sqrt(len(vectors))) and coarse.trained_n == len(vectors)
     for group in (0, 17, 39):
         query = vectors[labels == group].mean(axis=0)
-        rows = coarse.probe(query / np.linalg.norm(query), vectors, live)
+        rows, sims = coarse.probe(query / np.linalg.norm(query), vectors, live)
+        assert np.allclose(sims, vectors[rows] @ (query / np.linalg.norm(query)), atol=1e-6)  # scored exactly
         assert PROBE_SHARE * len(vectors) <= len(rows) < 0.25 * len(vectors)
         assert set(np.flatnonzero(labels == group)) <= set(rows.tolist())  # its whole cluster is opened
     assert train(vectors, live).centroids.tobytes() == coarse.centroids.tobytes()  # deterministic
@@ -46,14 +47,15 @@ def test_rows_outside_the_mask_are_never_returned_and_new_or_changed_rows_are_as
     mask = np.ones(len(vectors), dtype=bool)
     mask[labels == 35] = False
     query = vectors[labels == 35][0]
-    rows = coarse.probe(query, vectors, mask)  # rows 1500.. arrive after training: assigned on the way
+    rows, _ = coarse.probe(query, vectors, mask)  # rows 1500.. arrive after training: assigned on the way
     assert len(coarse.assign) == len(vectors) and mask[rows].all()
     assert not set(np.flatnonzero(labels == 35)) & set(rows.tolist())
     moved = vectors.copy()
     moved[0] = vectors[labels == 20][0]  # row 0's embedding changes (re-embedded): it moves to that list
     coarse.dirty.add(0)
-    coarse.extend(moved, len(moved))
+    rows, sims = coarse.probe(moved[0], moved, np.ones(len(moved), dtype=bool))
     assert coarse.assign[0] == nearest(coarse.centroids, moved[labels == 20][:1])[0]
+    assert list(rows).count(0) == 1 and sims[list(rows).index(0)] == pytest.approx(1.0, abs=1e-5)  # its new vector
 
 
 def test_lists_are_trained_from_the_threshold_and_again_at_twice_the_rows():
