@@ -1,4 +1,4 @@
-"""A coarse index over a large user's embeddings, so a search scores a tenth of them. Plumbing for 05_vector_memory, section 'Extraction → storage → retrieval → injection'.
+"""A coarse index over a large user's embeddings, so a search scores a third of them. Plumbing for 05_vector_memory, section 'Extraction → storage → retrieval → injection'.
 
 Below `COARSE_MIN_ROWS` memories a user's embedding ranking is exact: one matrix product over every row (at
 10,000 rows of 384 dimensions that is about 15 MB read per question). Above it, reading the whole matrix per
@@ -11,7 +11,8 @@ with the exact one (on the benchmark's data and on real conversations); `MemoryI
 every search exact.
 
 The lists are trained by the process that writes the user's index file (helpers.retrieval.users, at a
-checkpoint) and stored in that file (helpers.retrieval.snapshot), so a new process opens them with the rest;
+checkpoint) and stored in that file (helpers.retrieval.snapshot) with the embeddings grouped by list, so a
+new process opens them with the rest;
 rows added later go to their nearest list as they arrive, and the lists are trained again when the user has
 twice the rows they were trained on.
 """
@@ -25,7 +26,8 @@ import numpy as np
 __all__ = ["CoarseIndex", "COARSE_MIN_ROWS", "PROBE_SHARE", "train"]
 
 COARSE_MIN_ROWS = 20_000  # fewer live rows: the exact scan is cheap enough (about 5 ms on 2 cores), keep it exact
-PROBE_SHARE = 0.1  # the share of candidate rows a search scores (the closest lists first)
+PROBE_SHARE = 0.3  # the share of candidate rows a search scores, the closest lists first: the smallest share
+# keeping 97% of the exact embedding top 50 on the LoCoMo tune part (0.1: 77%, 0.2: 93%; the report part agrees)
 SAMPLE_PER_LIST = 48  # k-means trains on at most this many rows per list (faiss advises at least 39)
 ITERATIONS = 10
 CHUNK = 8192  # rows assigned per matrix product

@@ -62,7 +62,7 @@ class MemoryIndex(MemoryWrites, MemoryLookups):
     this or any other process, deletions and `forget_user` included, is seen at the next request, reading only
     what changed. `max_bytes` (default INDEX_CACHE_MB) and `max_users` cap what this process holds, least
     recently used first; `index_files=False` keeps no files (mongomock stores never do). A user with more than
-    COARSE_MIN_ROWS live memories is ranked by embedding over the closest coarse lists only (a tenth of the
+    COARSE_MIN_ROWS live memories is ranked by embedding over the closest coarse lists only (a third of the
     rows, helpers.retrieval.coarse; `coarse_min_rows` sets another threshold) once a writer trained them;
     `approximate=False` keeps every ranking exact.
 
