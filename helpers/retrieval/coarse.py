@@ -27,7 +27,7 @@ __all__ = ["CoarseIndex", "COARSE_MIN_ROWS", "PROBE_SHARE", "train"]
 
 COARSE_MIN_ROWS = 20_000  # fewer live rows: the exact scan is cheap enough (about 5 ms on 2 cores), keep it exact
 PROBE_SHARE = 0.3  # the share of candidate rows a search scores, the closest lists first: the smallest share
-# keeping 97% of the exact embedding top 50 on the LoCoMo tune part (0.1: 77%, 0.2: 93%; the report part agrees)
+# keeping 97% of the exact embedding top 50 on the LoCoMo tune part (`bench coarse`, its probe_sweep)
 SAMPLE_PER_LIST = 48  # k-means trains on at most this many rows per list (faiss advises at least 39)
 ITERATIONS = 10
 CHUNK = 8192  # rows assigned per matrix product
@@ -65,16 +65,18 @@ class CoarseIndex:
             self.stale |= {int(r) for r in rows if r < self.packed_n}
             self.dirty.clear()
 
-    def probe(self, vector: np.ndarray, emb: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def probe(
+        self, vector: np.ndarray, emb: np.ndarray, mask: np.ndarray, share: float = PROBE_SHARE
+    ) -> tuple[np.ndarray, np.ndarray]:
         """(rows, cosines): the rows within `mask` of the lists closest to `vector`, opened until they hold
-        PROBE_SHARE of the rows in `mask`, each scored exactly."""
+        `share` of the rows in `mask`, each scored exactly."""
         n = len(mask)
         self.extend(emb, n)
         assign = self.assign[:n]
         counts = np.bincount(assign[mask], minlength=self.lists)
         vector = np.asarray(vector, dtype=np.float32)
         order = np.argsort(-(self.centroids @ vector), kind="stable")
-        wanted = max(1, math.ceil(PROBE_SHARE * int(counts.sum())))
+        wanted = max(1, math.ceil(share * int(counts.sum())))
         opened = np.sort(order[: int(np.searchsorted(np.cumsum(counts[order]), wanted)) + 1])
         if n - self.packed_n > max(1024, n // 8) or self.vectors is None:
             self.pack(emb, n)
