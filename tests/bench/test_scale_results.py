@@ -11,6 +11,7 @@ import pytest
 from helpers.bench.results import RESULTS_DIR, load_results
 from helpers.bench.retrieval import verdicts
 from helpers.bench.scale_table import scale_table
+from helpers.retrieval.coarse import PROBE_SHARE
 
 ROOT = Path(__file__).resolve().parents[2]
 BEGIN = "<!-- scale table: made by helpers.bench.scale_table from docs/results/retrieval.json and docs/results/load.json -->"
@@ -47,6 +48,9 @@ def test_the_coarse_lists_were_used_at_the_largest_size_only_and_measured_on_bot
     assert [p["part"] for p in parts] == ["tune", "report"]
     for part in parts:
         assert part["lists"] >= 8 and part["questions"] > 100 and 0 < part["hybrid_top_k_identical"] <= 1
+        assert part["probe_share"] == PROBE_SHARE
+    tune = {row["share"]: row for row in parts[0]["probe_sweep"]}  # the share was chosen on the tune part only
+    assert min(share for share, row in tune.items() if row["recall_at_50"] >= 0.97) == PROBE_SHARE
 
 
 def test_the_capped_run_held_no_more_than_its_cap():
