@@ -46,8 +46,8 @@ def coarse_on_real_data(path: str, part: str, *, k: int = 5, embedder=None) -> d
         ]
         writer.insert_batch(USER, docs)
     sweep = probe_sweep(np.asarray(vectors, dtype=np.float32), embedder.embed(questions), k)
-    approximate = MemoryIndex(store, embedder, index_files=False, coarse_min_rows=len(texts))
-    exact = MemoryIndex(store, embedder, index_files=False, approximate=False)
+    approximate = MemoryIndex(store, embedder, index_files=False, approximate=True, coarse_min_rows=len(texts))
+    exact = MemoryIndex(store, embedder, index_files=False)
     figures = agreement(approximate, exact, USER, questions, k)
     return {
         "part": part,

@@ -61,10 +61,10 @@ class MemoryIndex(MemoryWrites, MemoryLookups):
     time) and brought up to date on every later call with one small read of the user's revision: a write by
     this or any other process, deletions and `forget_user` included, is seen at the next request, reading only
     what changed. `max_bytes` (default INDEX_CACHE_MB) and `max_users` cap what this process holds, least
-    recently used first; `index_files=False` keeps no files (mongomock stores never do). A user with more than
-    COARSE_MIN_ROWS live memories is ranked by embedding over the closest coarse lists only (a third of the
-    rows, helpers.retrieval.coarse; `coarse_min_rows` sets another threshold) once a writer trained them;
-    `approximate=False` keeps every ranking exact.
+    recently used first; `index_files=False` keeps no files (mongomock stores never do). Every ranking is exact
+    by default; with `approximate=True` a user with more than COARSE_MIN_ROWS live memories is ranked by
+    embedding over the closest coarse lists only (a third of the rows, helpers.retrieval.coarse;
+    `coarse_min_rows` sets another threshold) once a writer with `approximate=True` trained them.
 
     Its writes are helpers/retrieval/writes.py, its reads besides search helpers/retrieval/lookups.py (mixins).
     """
@@ -82,7 +82,7 @@ class MemoryIndex(MemoryWrites, MemoryLookups):
         index_files: bool = True,
         names_as_filter: bool = True,
         speaker_boost: float = SPEAKER_BOOST,
-        approximate: bool = True,
+        approximate: bool = False,
         coarse_min_rows: int | None = None,
     ):
         if backend not in ("auto", "numpy", "atlas"):

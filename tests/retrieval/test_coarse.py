@@ -1,6 +1,6 @@
 """Coarse lists over a large user's embeddings (helpers.retrieval.coarse): a search scores about a third of the
 rows, the closest lists first; the lists travel in the index file, follow rows added later, and
-`approximate=False` keeps the exact ranking."""
+every ranking is exact unless `approximate=True`."""
 
 from __future__ import annotations
 
@@ -85,11 +85,11 @@ def top(index: MemoryIndex, query: str, mode: str = "vector", k: int = 5) -> lis
 
 
 def test_the_writer_trains_the_lists_and_a_new_process_opens_them_from_the_file(local_store, low_threshold):
-    writer = MemoryIndex(local_store, EMBEDDER)
+    writer = MemoryIndex(local_store, EMBEDDER, approximate=True)
     texts = fill(writer)
     assert writer.stats["coarse_trained"] == 1
-    opened = MemoryIndex(local_store, EMBEDDER)  # a new process: the lists come with the index file
-    exact = MemoryIndex(local_store, EMBEDDER, approximate=False)
+    opened = MemoryIndex(local_store, EMBEDDER, approximate=True)  # a new process: the lists come with the index file
+    exact = MemoryIndex(local_store, EMBEDDER)  # the default: exact
     queries = texts[::50]
     assert [top(opened, q) for q in queries] == [top(writer, q) for q in queries]
     assert opened.stats["file_opens"] == 1 and opened.stats["coarse_trained"] == 0
@@ -103,10 +103,13 @@ def test_the_writer_trains_the_lists_and_a_new_process_opens_them_from_the_file(
     assert top(opened, late)[0] == late  # followed through the change log, assigned to its list
 
 
-def test_below_the_threshold_or_with_approximate_false_every_ranking_is_exact(mock_store, low_threshold):
-    small = MemoryIndex(mock_store, EMBEDDER)
+def test_below_the_threshold_or_by_default_every_ranking_is_exact(mock_store, low_threshold):
+    small = MemoryIndex(mock_store, EMBEDDER, approximate=True)
     texts = fill(small, n=MIN_ROWS - 1)
-    fresh = MemoryIndex(mock_store, EMBEDDER)
-    exact = MemoryIndex(mock_store, EMBEDDER, approximate=False)
+    fresh = MemoryIndex(mock_store, EMBEDDER, approximate=True)
+    exact = MemoryIndex(mock_store, EMBEDDER)
     assert [top(fresh, q, "hybrid") for q in texts[::40]] == [top(exact, q, "hybrid") for q in texts[::40]]
     assert fresh.stats["coarse_searches"] == 0 and fresh.stats["coarse_trained"] == 0
+    big = MemoryIndex(mock_store, EMBEDDER)  # the default, past the threshold: nothing trained, exact
+    fill(big, user="v", n=MIN_ROWS + 50)
+    assert MemoryIndex(mock_store, EMBEDDER).cache.get("v").coarse is None
