@@ -32,8 +32,8 @@ def _ranking(size: dict) -> str:
     if not coarse.get("used"):
         return "exact"
     return (
-        f"coarse lists: hybrid top {size['k']} as exact for {coarse['hybrid_top_k_identical']:.0%} of questions, "
-        f"embedding top 50 recall {coarse['vector_recall_at_50']:.0%}"
+        f"as measured: coarse lists (hybrid top {size['k']} as exact for {coarse['hybrid_top_k_identical']:.0%} of "
+        f"these clustered memories' questions, embedding top 50 recall {coarse['vector_recall_at_50']:.0%})"
     )
 
 
