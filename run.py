@@ -192,12 +192,15 @@ def workers(cpus: int | None = None) -> int:
 def pytest_command(extra: list[str], cpus: int | None = None) -> list[str]:
     """The pytest command: the fast set (`-m "not slow"`, spread over the cores: `-n N --dist loadfile` keeps each
     notebook's cells, and each test file, in one worker, in order) unless `--all` (one process: the slow set
-    kills servers and drives a browser); always the 15 slowest tests at the end."""
+    kills servers and drives a browser); always the 15 slowest tests at the end. Spread, the notebooks (the longest
+    units) are handed out first and the many short test files fill in behind them (`--no-loadscope-reorder` keeps
+    that order; xdist would otherwise start the files with the most tests first and leave a notebook of few cells,
+    and a minute of work, to the end, one core idle)."""
     run_all = "--all" in extra
     extra = [a for a in extra if a != "--all"]
     select = [] if run_all else ["-m", "not slow"]  # a later -m in `extra` wins
     n = 0 if run_all or any(a == "-n" or a.startswith("-n") and a[2:].isdigit() for a in extra) else workers(cpus)
-    spread = ["-n", str(n), "--dist", "loadfile"] if n else []
+    spread = ["-n", str(n), "--dist", "loadfile", "--no-loadscope-reorder"] if n else []
     return [
         str(PY),
         "-m",
@@ -208,8 +211,8 @@ def pytest_command(extra: list[str], cpus: int | None = None) -> list[str]:
         "--durations=15",
         *select,
         *spread,
-        "tests",
         "notebooks",
+        "tests",
         *extra,
     ]
 

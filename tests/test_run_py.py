@@ -330,6 +330,8 @@ def test_the_fast_set_spreads_over_the_cores_and_the_full_set_does_not():
     run_py = _run_py()
     two, one, many = (run_py.pytest_command([], cpus=c) for c in (2, 1, 32))
     assert two[two.index("-n") + 1] == "2" and two[two.index("--dist") + 1] == "loadfile"  # a notebook stays whole
+    # the longest units (notebooks) are handed out first, short test files fill in behind them
+    assert "--no-loadscope-reorder" in two and two.index("notebooks") < two.index("tests")
     assert "-n" not in one and many[many.index("-n") + 1] == "4"
     assert "-n" not in run_py.pytest_command(["--all"], cpus=2)  # the slow set kills servers, drives a browser
     assert run_py.pytest_command(["-n", "0"], cpus=2).count("-n") == 1  # the user's own -n wins

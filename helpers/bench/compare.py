@@ -3,18 +3,30 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from collections.abc import Iterable
 
 from helpers.bench.common import positive_int
+from helpers.bench.results import RESULTS_DIR, load_results, machine, run_provenance, write_results_file
 from helpers.bench.scoring import answer_in_request
 from helpers.config import Settings, load_settings
 from helpers.pricing import CostLedger, cache_write_split, price_of
 from helpers.sim.scripts import TRIP_PERSONA, recall_questions, recall_script
-from helpers.sim.simulate import simulate, simulation_client
+from helpers.sim.simulate import SimulationResult, simulate, simulation_client
 from helpers.sim.strategies import make_strategy
 
-__all__ = ["COMPARED", "compare_strategies", "usd_by_kind", "run_compare", "add_compare"]
+__all__ = [
+    "COMPARED",
+    "RESULTS_FILE",
+    "compare_strategies",
+    "compare_results",
+    "usd_by_kind",
+    "run_compare",
+    "add_compare",
+]
+
+RESULTS_FILE = RESULTS_DIR / "compare.json"  # what `python -m helpers.bench compare --out` writes; further/06 loads it
 
 
 COMPARED = (
@@ -83,9 +95,34 @@ def compare_strategies(
     return {"turns": turns, "questions": len(questions), "table": table, "results": results}
 
 
+def _per_turn(result: SimulationResult) -> dict:
+    """A run's per-turn figures as JSON (the replies' text is left out)."""
+    return {f.name: getattr(result, f.name) for f in dataclasses.fields(result) if f.name != "replies"}
+
+
+def compare_results() -> dict:
+    """The results file `python -m helpers.bench compare --out docs/results/compare.json` wrote, shaped as
+    `compare_strategies` returns it: its provenance, the table, and each stage's run as a SimulationResult (per-turn
+    tokens and USD, for the plots)."""
+    saved = load_results(RESULTS_FILE.stem)
+    runs = {name: SimulationResult(**fields) for name, fields in saved["results"].items()}
+    return {**saved, "results": runs}
+
+
 def run_compare(args: argparse.Namespace) -> int:
-    """`compare`: the capstone table (recall, tokens, cost) for every stage of the series."""
+    """`compare`: the capstone table (recall, tokens, cost) for every stage of the series; with --out, also the
+    results file with every stage's per-turn figures and the run's provenance."""
+    command = f"python -m helpers.bench compare --turns {args.turns}" + (f" --out {args.out}" if args.out else "")
+    provenance = run_provenance(
+        command,
+        data="helpers.sim.scripts.recall_script and recall_questions, persona TRIP_PERSONA",
+        stages={name: kwargs for name, kwargs in COMPARED},
+    )
     out = compare_strategies(args.turns, progress=args.progress)
+    if args.out:
+        provenance["finished"] = machine()
+        runs = {name: _per_turn(result) for name, result in out["results"].items()}
+        write_results_file(args.out, {"provenance": provenance, **out, "results": runs})
     if args.json:
         print(json.dumps({"turns": out["turns"], "questions": out["questions"], "table": out["table"]}))
         return 0
@@ -106,5 +143,8 @@ def add_compare(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("compare", help="every stage on one scripted conversation: recall, tokens, cost")
     p.add_argument("--turns", type=positive_int, default=150)
     p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--out", default=None, metavar="FILE", help=f"also write the results file (further/06: {RESULTS_FILE.name})"
+    )
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=False)
     p.set_defaults(func=run_compare)

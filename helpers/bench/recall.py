@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Iterable
 
 from tqdm import tqdm  # text bar: a widget bar saved in a notebook shows "model not found" after a reload
 
 from helpers.bench.common import positive_int
+from helpers.bench.results import RESULTS_DIR, load_results, machine, run_provenance, write_results_file
 from helpers.bench.scoring import answer_in_request, mentions
 from helpers.config import Settings, load_settings
 from helpers.db.store import mongomock_store
@@ -17,7 +19,16 @@ from helpers.sim.scripts import TRIP_PERSONA, recall_questions, recall_script
 from helpers.sim.simulate import simulation_client
 from helpers.tokens import local_tokens
 
-__all__ = ["RECALL_STRATEGIES", "measure_recall", "run_recall", "add_recall"]
+__all__ = ["RECALL_STRATEGIES", "RESULTS_FILE", "measure_recall", "recall_results", "run_recall", "add_recall"]
+
+RESULTS_FILE = RESULTS_DIR / "recall.json"  # what `python -m helpers.bench recall --out` writes; further/04 loads it
+RETRIEVAL_ONLY = (
+    "facts_only",
+    "episodic_only",
+    "vector_only",
+    "lexical_only",
+    "hybrid",
+)  # search bounded_hybrid's index
 
 
 RECALL_STRATEGIES = (
@@ -42,6 +53,7 @@ def measure_recall(
     memory_budget: int = 300,
     keep_last: int = 6,
     settings: Settings | None = None,
+    strategies: Iterable[str] = RECALL_STRATEGIES,
     progress: bool = False,
 ) -> dict:
     """Recall benchmark: run the recall script once per memory design, then ask every planted question.
@@ -49,54 +61,35 @@ def measure_recall(
     A question counts as recalled when its answer is in the request the strategy would send (system +
     messages); memory tokens = that request's input tokens minus the same persona + question alone.
     Retrieval-only rows (facts/episodic/vector/lexical/hybrid) send persona + retrieved block + question.
+    `strategies` picks rows of RECALL_STRATEGIES (a short live run of a few); each row is the same either way.
     """
+    strategies = tuple(strategies)
+    unknown = [name for name in strategies if name not in RECALL_STRATEGIES]
+    if unknown or not strategies:
+        raise ValueError(f"strategies must be some of {', '.join(RECALL_STRATEGIES)}; got {unknown or 'none'}")
     settings = settings or load_settings()
     client = simulation_client(settings)
     script = recall_script(turns)
     questions = recall_questions()
     common = {"system": TRIP_PERSONA}
     store = mongomock_store("recall")
-    runs = {
-        "naive": HistoryMemory(client, settings, **common),
-        "last_k": HistoryMemory(client, settings, keep_last=keep_last, **common),
-        "bounded": BoundedMemory(
-            client,
-            settings,
-            store=store,
-            user_id="bounded",
-            session_id="recall",
-            budget=budget,
-            summary_max_tokens=summary_max_tokens,
-            **common,
-        ),
-        "bounded_hybrid": VectorMemory(
-            client,
-            settings,
-            store=store,
-            user_id="vector",
-            session_id="recall",
-            budget=budget,
-            summary_max_tokens=summary_max_tokens,
-            memory_budget=memory_budget,
-            **common,
-        ),
-        "bounded_vector": VectorMemory(
-            client,
-            settings,
-            store=store,
-            user_id="vector-only",
-            session_id="recall",
-            budget=budget,
-            summary_max_tokens=summary_max_tokens,
-            memory_budget=memory_budget,
-            mode="vector",
-            **common,
+    bounded_kw = {"store": store, "session_id": "recall", "budget": budget, "summary_max_tokens": summary_max_tokens}
+    vector_kw = {**bounded_kw, "memory_budget": memory_budget}
+    makers = {
+        "naive": lambda: HistoryMemory(client, settings, **common),
+        "last_k": lambda: HistoryMemory(client, settings, keep_last=keep_last, **common),
+        "bounded": lambda: BoundedMemory(client, settings, user_id="bounded", **bounded_kw, **common),
+        "bounded_hybrid": lambda: VectorMemory(client, settings, user_id="vector", **vector_kw, **common),
+        "bounded_vector": lambda: VectorMemory(
+            client, settings, user_id="vector-only", mode="vector", **vector_kw, **common
         ),
     }
+    needed = set(strategies) | ({"bounded_hybrid"} if set(strategies) & set(RETRIEVAL_ONLY) else set())
+    runs = {name: make() for name, make in makers.items() if name in needed}
     for name, strategy in runs.items():
         for text in tqdm(script, desc=name, disable=not progress, leave=False):
             strategy.turn(text)
-    vector = runs["bounded_hybrid"]
+    vector = runs.get("bounded_hybrid")
 
     ranks: dict[str, dict[str, int | None]] = {}
 
@@ -115,9 +108,7 @@ def measure_recall(
 
         return build
 
-    builders = {
-        name: runs[name].build_request for name in ("naive", "last_k", "bounded", "bounded_vector", "bounded_hybrid")
-    }
+    builders = {name: strategy.build_request for name, strategy in runs.items()}
     builders.update(
         {
             "facts_only": retrieval_only(("fact",), "hybrid", "facts_only"),
@@ -135,7 +126,7 @@ def measure_recall(
         ).input_tokens
 
     rows = {}
-    for name in RECALL_STRATEGIES:
+    for name in (name for name in RECALL_STRATEGIES if name in strategies):
         hits, memory_tokens, per_question = 0, [], []
         for kind, question, answer in questions:
             request = builders[name](question)
@@ -172,8 +163,22 @@ def measure_recall(
     }
 
 
+def recall_results() -> dict:
+    """The results file `python -m helpers.bench recall --out docs/results/recall.json` wrote (further/04 loads it)."""
+    return load_results(RESULTS_FILE.stem)
+
+
 def run_recall(args: argparse.Namespace) -> int:
-    """`recall`: recall of planted facts and details, and memory tokens per question, per strategy."""
+    """`recall`: recall of planted facts and details, and memory tokens per question, per strategy; with --out, also
+    the results file (with its provenance: command, commit, date, mode, machine)."""
+    settings = ("turns", "budget", "summary_max_tokens", "memory_budget")
+    command = " ".join(
+        ["python -m helpers.bench recall", *(f"--{k.replace('_', '-')} {getattr(args, k)}" for k in settings)]
+        + ([f"--out {args.out}"] if args.out else [])
+    )
+    provenance = run_provenance(
+        command, data="helpers.sim.scripts.recall_script and recall_questions, persona TRIP_PERSONA"
+    )
     result = measure_recall(
         args.turns,
         budget=args.budget,
@@ -181,6 +186,9 @@ def run_recall(args: argparse.Namespace) -> int:
         memory_budget=args.memory_budget,
         progress=args.progress,
     )
+    if args.out:
+        provenance["finished"] = machine()
+        write_results_file(args.out, {"provenance": provenance, **result})
     if args.json:
         print(json.dumps(result))
         return 0
@@ -213,5 +221,8 @@ def add_recall(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--summary-max-tokens", type=positive_int, default=120)
     p.add_argument("--memory-budget", type=positive_int, default=300)
     p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--out", default=None, metavar="FILE", help=f"also write the results file (further/04: {RESULTS_FILE.name})"
+    )
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=False)
     p.set_defaults(func=run_recall)
