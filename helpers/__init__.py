@@ -42,8 +42,8 @@ THE TAUGHT CORE, in notebook order (read these; "further/NN" is a going-further 
                                 inject.py (the one injector: the dated memory block, packing by value per
                                 token); plumbing: cache.py and columns.py (a user's rows as arrays), postings.py
                                 (BM25 postings), users.py (the users a process holds, capped by INDEX_CACHE_MB),
-                                snapshot.py (their index files), changes.py (the change log that keeps
-                                processes coherent), atlas.py
+                                snapshot.py (their index files), coarse.py (the coarse lists of a large
+                                user), changes.py (the change log that keeps processes coherent), atlas.py
     06  memory_tool/                memory the model keeps itself: paths.py (confined to /memories), views.py,
                                 commands.py (the six commands, documented texts), storage.py (one document per
                                 user, version guard, audit trail), backend.py (MongoMemoryTool, the SDK's
@@ -79,7 +79,8 @@ TOOLS built on the core:
                                 kinds.py (who decides what to remember: application, model, platform; 06),
                                 overhead.py, load.py (with users.py: many users in one process), recall.py,
                                 retrieval.py (with latency.py and synthetic.py: cold start, latency and RSS at
-                                scale; scale_table.py: the README's table of both), longmem/ (long
+                                scale; scale_table.py: the README's table of both; coarse_real.py: the coarse
+                                lists against exact ranking on real conversations), longmem/ (long
                                 conversations: methods.py with baselines.py; floor.py chooses the relevance
                                 floor), reader_eval.py (the offline reader); scoring.py (answer-in-request, and
                                 supersession-aware); results.py (the results files docs/results/*.json: load, n

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
+from helpers.bench.coarse_real import add_coarse
 from helpers.bench.compare import add_compare
 from helpers.bench.cost import add_cost
 from helpers.bench.kinds import add_kinds
@@ -27,6 +28,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_longmem,
     add_floor,
     add_kinds,
+    add_coarse,
 ]
 
 

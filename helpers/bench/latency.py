@@ -36,9 +36,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from helpers.db.store import Store
     from helpers.retrieval.embeddings import Embedder
 
-__all__ = ["run_retrieval_benchmark", "measure_user", "rss_mb", "in_new_process", "MODES_TIMED"]
+__all__ = ["run_retrieval_benchmark", "measure_user", "agreement", "rss_mb", "in_new_process", "MODES_TIMED"]
 
-MODES_TIMED = ("hybrid", "vector", "lexical", "hybrid_search_only")
+MODES_TIMED = ("hybrid", "vector", "lexical", "hybrid_search_only", "hybrid_search_only_exact")
 USER = "bench-user"
 
 
@@ -62,18 +62,29 @@ def _results(index: MemoryIndex, user: str, texts: list[str], k: int) -> list:
 
 
 def measure_user(
-    store: Store, user: str, queries: int, *, k: int = 5, seed: int = 1, compare: bool = True, embedder=None
+    store: Store,
+    user: str,
+    queries: int,
+    *,
+    k: int = 5,
+    seed: int = 1,
+    compare: bool = True,
+    embedder=None,
+    approximate: bool = False,
 ) -> dict:
     """In this process: the cold start of `user` (a new MemoryIndex: the first search, its question embedded,
     the embedding model already loaded), p50/p95 per mode over `queries` questions, RSS; with `compare`, the
-    first search reading every document instead, and whether both give identical results."""
+    first search reading every document instead, and whether both give identical results. `approximate`: the
+    timed index uses coarse lists (the user's index file has them); the search alone is also timed exact."""
     embedder = embedder or get_embedder()
     embedder.embed(["the embedding model is loaded before the clock starts"])
     texts = query_texts(queries, np.random.default_rng(seed))
     started = time.perf_counter()
-    index = MemoryIndex(store, embedder)
+    index = MemoryIndex(store, embedder, approximate=approximate)
     index.search(user, "what do you remember about me?", k=k)
     cold_ms = (time.perf_counter() - started) * 1000
+    exact = MemoryIndex(store, embedder)  # the same file, every ranking exact (the default)
+    exact.search(user, "what do you remember about me?", k=k)
     timings: dict[str, list[float]] = {name: [] for name in ("embed", *MODES_TIMED)}
     seen: set[str] = set()
     for text in texts:
@@ -88,6 +99,9 @@ def measure_user(
         t0 = time.perf_counter()
         index.search(user, text, k=k, query_vector=vector)
         timings["hybrid_search_only"].append((time.perf_counter() - t0) * 1000)
+        t0 = time.perf_counter()
+        exact.search(user, text, k=k, query_vector=vector)
+        timings["hybrid_search_only_exact"].append((time.perf_counter() - t0) * 1000)
     memory = rss_mb()
     owners = {
         doc["user_id"] for doc in store.memories.find({"_id": {"$in": [ObjectId(i) for i in seen]}}, {"user_id": 1})
@@ -101,13 +115,34 @@ def measure_user(
         "rss_peak_mb": memory["peak"],
         "isolation_violations": len(owners - {user}),
     }
+    report["coarse"] = agreement(index, exact, user, texts, k)
     if compare:
         started = time.perf_counter()
-        reads_all = MemoryIndex(store, embedder, index_files=False)
+        reads_all = MemoryIndex(store, embedder, index_files=False, approximate=False)
         reads_all.search(user, "what do you remember about me?", k=k)
         report["first_search_reading_every_memory_ms"] = round((time.perf_counter() - started) * 1000, 1)
-        report["identical_results"] = _results(index, user, texts, k) == _results(reads_all, user, texts, k)
+        report["identical_results"] = _results(exact, user, texts, k) == _results(reads_all, user, texts, k)
     return report
+
+
+def agreement(index: MemoryIndex, exact: MemoryIndex, user: str, texts: list[str], k: int, pool: int = 50) -> dict:
+    """How the searches of `index` (coarse lists once the user has COARSE_MIN_ROWS memories) agree with exact
+    ones: the share of questions whose hybrid top `k` is identical, and the embedding ranking's recall of the
+    exact top `k` and top `pool` (the candidates the fusion sees)."""
+    same, recall_k, recall_pool = 0, [], []
+    for text in texts:
+        hybrid = [h.id for h in index.search(user, text, k=k)]
+        same += hybrid == [h.id for h in exact.search(user, text, k=k)]
+        found = [h.id for h in index.search(user, text, k=pool, mode="vector", half_life_days=None)]
+        truth = [h.id for h in exact.search(user, text, k=pool, mode="vector", half_life_days=None)]
+        recall_k.append(len(set(found[:k]) & set(truth[:k])) / max(1, len(truth[:k])))
+        recall_pool.append(len(set(found) & set(truth)) / max(1, len(truth)))
+    return {
+        "used": bool(index.stats["coarse_searches"]),
+        "hybrid_top_k_identical": round(same / len(texts), 4),
+        "vector_recall_at_k": round(float(np.mean(recall_k)), 4),
+        f"vector_recall_at_{pool}": round(float(np.mean(recall_pool)), 4),
+    }
 
 
 def in_new_process(store: Store, function: str, kwargs: dict, env: dict | None = None) -> dict:
@@ -147,6 +182,7 @@ def run_retrieval_benchmark(
     k: int = 5,
     seed: int = 0,
     compare: bool = True,
+    approximate: bool = False,
     keep: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> dict:
@@ -163,7 +199,7 @@ def run_retrieval_benchmark(
     try:
         say(f"embedding {distinct} distinct texts ...")
         bases = embedded_bases(embedder, min(distinct, memories), rng)
-        writer = MemoryIndex(bench_store, embedder, max_users=1)
+        writer = MemoryIndex(bench_store, embedder, max_users=1, approximate=approximate)
         started = time.perf_counter()
         say(f"writing {memories:,} memories of the measured user and {others:,} of others ...")
         fill_user(writer, USER, memories, rng, bases)
@@ -173,7 +209,7 @@ def run_retrieval_benchmark(
         root = index_root(bench_store)
         path = snapshot_path(root, bench_store.db.name, USER) if root is not None else None
         say(f"measuring in a new process ({queries} queries) ...")
-        kwargs = {"user": USER, "queries": queries, "k": k, "compare": compare}
+        kwargs = {"user": USER, "queries": queries, "k": k, "compare": compare, "approximate": approximate}
         if bench_store.kind == "mongomock":
             measured = measure_user(bench_store, **kwargs, embedder=embedder)
         else:
@@ -192,7 +228,8 @@ def run_retrieval_benchmark(
                 f"{len(bases)} distinct texts were embedded; every memory reuses one of those vectors plus Gaussian "
                 "noise (sigma 0.01 per dimension, renormalised). Measured in a new process: the cold start is its "
                 "first search (the question embedded, the model loaded before); query times include embedding the "
-                "query, except hybrid_search_only."
+                "query, except hybrid_search_only (the index measured) and hybrid_search_only_exact (exact ranking, "
+                "the default)."
             ),
             "fill_s": round(fill_s, 2),
             "index_file_mb": round(path.stat().st_blocks * 512 / 2**20, 1) if path and path.exists() else None,

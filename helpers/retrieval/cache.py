@@ -20,6 +20,7 @@ import numpy as np
 from bson import ObjectId
 
 from helpers.retrieval.bm25 import bm25_scores, bm25_tokens
+from helpers.retrieval.coarse import CoarseIndex, due, train
 from helpers.retrieval.columns import NONE, RowColumns, to_us
 from helpers.retrieval.names import speaker_of
 from helpers.retrieval.ranking import cosine_scores, recency_weight, with_recency
@@ -68,6 +69,7 @@ class UserRows(RowColumns):
     def __init__(self, dim: int):
         super().__init__(dim)
         self._words: dict[int, tuple[Counter, Counter]] = {}  # row → (own words, words said), computed on use
+        self.coarse: CoarseIndex | None = None  # lists over the embeddings of a large user (retrieval.coarse)
 
     def upsert(self, doc: dict) -> int:
         """Add or replace the row of `doc` (a memory document as stored)."""
@@ -98,6 +100,8 @@ class UserRows(RowColumns):
         self.seen[row] = int(doc.get("seen_count") or 1)
         self.rev[row] = int(doc.get("rev") or 0)
         self.emb[row] = vector
+        if self.coarse is not None and row < len(self.coarse.assign):
+            self.coarse.dirty.add(row)  # its list is chosen again before the next search
         self.active[row] = active
         self.updated_s[row] = (updated or created).timestamp() if (updated or created) else 0.0
         self.expires_s[row] = expires.timestamp() if expires else math.inf
@@ -211,7 +215,15 @@ class UserRows(RowColumns):
         self.doc_len[row] = sum(counts.values())
 
     def nbytes(self) -> int:
-        return super().nbytes() + 300 * len(self._words)
+        return super().nbytes() + 300 * len(self._words) + (self.coarse.nbytes() if self.coarse else 0)
+
+    def train_coarse(self, min_rows: int | None) -> bool:
+        """(Re)train the coarse lists when they are due (helpers.retrieval.coarse); True if trained."""
+        live = self.active[: self.n]  # erased rows are inactive too
+        if not due(self.coarse, int(live.sum()), min_rows):
+            return False
+        self.coarse = train(self.emb, live)
+        return True
 
     # -- ranking
     def valid(self, kinds: tuple[str, ...], now_s: float) -> np.ndarray:
@@ -224,8 +236,14 @@ class UserRows(RowColumns):
             mask &= self.is_fact[:n]
         return mask
 
-    def cosine(self, vector: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """Cosine of every row to `vector` (exact, in numpy); -inf outside `mask`."""
+    def cosine(self, vector: np.ndarray, mask: np.ndarray, *, approximate: bool = False) -> np.ndarray:
+        """Cosine of every row to `vector` (in numpy); -inf outside `mask`. `approximate` and coarse lists
+        trained: only the rows of the closest lists are scored (exactly), the others get -inf."""
+        if approximate and self.coarse is not None:
+            rows, scores = self.coarse.probe(vector, self.emb, mask)
+            sims = np.full(self.n, -np.inf)
+            sims[rows] = scores
+            return sims
         sims = cosine_scores(self.emb[: self.n], vector)
         sims[~mask] = -np.inf
         return sims

@@ -27,6 +27,7 @@ from helpers.config import ConfigError, load_settings
 from helpers.retrieval.atlas import atlas_rank, supports_vector_search, vector_index_ready
 from helpers.retrieval.cache import UserRows
 from helpers.retrieval.changes import ensure_change_indexes
+from helpers.retrieval.coarse import COARSE_MIN_ROWS
 from helpers.retrieval.embeddings import embed_query, get_embedder
 from helpers.retrieval.lookups import MemoryLookups
 from helpers.retrieval.names import SPEAKER_BOOST, boost_speaker, check_boost, named, without_names
@@ -60,7 +61,10 @@ class MemoryIndex(MemoryWrites, MemoryLookups):
     time) and brought up to date on every later call with one small read of the user's revision: a write by
     this or any other process, deletions and `forget_user` included, is seen at the next request, reading only
     what changed. `max_bytes` (default INDEX_CACHE_MB) and `max_users` cap what this process holds, least
-    recently used first; `index_files=False` keeps no files (mongomock stores never do).
+    recently used first; `index_files=False` keeps no files (mongomock stores never do). Every ranking is exact
+    by default; with `approximate=True` a user with more than COARSE_MIN_ROWS live memories is ranked by
+    embedding over the closest coarse lists only (a third of the rows, helpers.retrieval.coarse;
+    `coarse_min_rows` sets another threshold) once a writer with `approximate=True` trained them.
 
     Its writes are helpers/retrieval/writes.py, its reads besides search helpers/retrieval/lookups.py (mixins).
     """
@@ -78,6 +82,8 @@ class MemoryIndex(MemoryWrites, MemoryLookups):
         index_files: bool = True,
         names_as_filter: bool = True,
         speaker_boost: float = SPEAKER_BOOST,
+        approximate: bool = False,
+        coarse_min_rows: int | None = None,
     ):
         if backend not in ("auto", "numpy", "atlas"):
             raise ConfigError(f"backend must be 'auto', 'numpy' or 'atlas', got {backend!r}")
@@ -101,7 +107,9 @@ class MemoryIndex(MemoryWrites, MemoryLookups):
             max_bytes=max_bytes,
             max_users=max_users,
             stats=self.stats,
+            coarse_min_rows=(coarse_min_rows or COARSE_MIN_ROWS) if approximate else None,
         )
+        self.approximate = bool(approximate)
         self._ensure_indexes()
 
     def __repr__(self) -> str:
@@ -243,8 +251,15 @@ class MemoryIndex(MemoryWrites, MemoryLookups):
             if mode != "vector":  # 2. lexical ranking (BM25)
                 lexical = rows.bm25(query, mask)
                 rankings["lexical"] = top_k(np.where(lexical > 0, lexical, -np.inf), pool, newer)
-            if mode != "lexical":  # 3. embedding ranking (cosine)
-                sims = rows.cosine(query_vector, mask) if atlas_ranked is None else rows.scatter(atlas_ranked, mask)
+            if mode != "lexical":  # 3. embedding ranking (cosine; over the closest lists only for a large user)
+                self.stats["coarse_searches"] += int(
+                    self.approximate and rows.coarse is not None and atlas_ranked is None
+                )
+                sims = (
+                    rows.cosine(query_vector, mask, approximate=self.approximate)
+                    if atlas_ranked is None
+                    else rows.scatter(atlas_ranked, mask)
+                )
                 rankings["vector"] = top_k(sims, pool, newer)
             base = fuse(mode, rankings, sims, lexical, lexical_weight)  # 4. one score per row (RRF in hybrid)
             if not base:

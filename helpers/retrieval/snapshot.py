@@ -27,6 +27,7 @@ import numpy as np
 
 from helpers.config import load_settings
 from helpers.retrieval.cache import UserRows
+from helpers.retrieval.coarse import CoarseIndex
 from helpers.retrieval.columns import COLUMNS
 from helpers.retrieval.postings import Postings, Vocabulary, pack_strings
 
@@ -83,7 +84,15 @@ def _frozen(rows: UserRows) -> tuple[dict[str, np.ndarray], dict]:
     arrays["erased"] = np.array(sorted(rows.erased), dtype=np.int64)
     odd = {kind: {str(row): value for row, value in values.items()} for kind, values in rows.odd.items()}
     arrays["odd"] = np.frombuffer(bson.encode(odd), dtype=np.uint8)
+    if rows.coarse is not None:  # the coarse lists (helpers.retrieval.coarse), every row assigned
+        rows.coarse.pack(rows.emb, n)  # with the embeddings grouped by list: a new process needs no packing
+        arrays["coarse_centroids"] = rows.coarse.centroids.reshape(-1)
+        arrays["coarse_assign"] = np.ascontiguousarray(rows.coarse.assign[:n])
+        arrays["coarse_order"] = rows.coarse.order.astype(np.int64)
+        arrays["coarse_starts"] = rows.coarse.starts.astype(np.int64)
+        arrays["coarse_vectors"] = rows.coarse.vectors.reshape(-1)
     meta = {
+        "coarse_trained_n": None if rows.coarse is None else rows.coarse.trained_n,
         "sessions": rows.sessions,
         "speakers": rows.speakers_seen,
         "speaker_rows": dict(rows.speaker_rows),
@@ -202,6 +211,11 @@ def _rows_from(mapped: mmap.mmap, header: dict, dim: int) -> UserRows:
     rows.speaker_code = {s: i for i, s in enumerate(rows.speakers_seen)}
     rows.speaker_rows.update(header["speaker_rows"])
     rows.wrong_dim = int(header.get("wrong_dim", 0))
+    if header.get("coarse_trained_n") is not None:
+        centroids = array("coarse_centroids").reshape(-1, dim)
+        rows.coarse = CoarseIndex(centroids, array("coarse_assign"), header["coarse_trained_n"])
+        rows.coarse.order, rows.coarse.starts = array("coarse_order"), array("coarse_starts")
+        rows.coarse.vectors, rows.coarse.packed_n = array("coarse_vectors").reshape(-1, dim), n  # mapped
     rows.erased = set(array("erased").tolist())
     odd = bson.decode(array("odd").tobytes())
     rows.odd = {kind: {int(row): value for row, value in values.items()} for kind, values in odd.items()}

@@ -51,9 +51,17 @@ class UserCache:
     under its lock."""
 
     def __init__(
-        self, store: Store, dim: int, *, root: Path | None, max_bytes: int, max_users: int | None, stats: Counter
+        self,
+        store: Store,
+        dim: int,
+        *,
+        root: Path | None,
+        max_bytes: int,
+        max_users: int | None,
+        stats: Counter,
+        coarse_min_rows: int | None = None,
     ):
-        self.store, self.dim, self.root = store, dim, root
+        self.store, self.dim, self.root, self.coarse_min_rows = store, dim, root, coarse_min_rows
         self.max_bytes, self.max_users, self.stats = max_bytes, max_users, stats
         self._users: OrderedDict[str, _Held] = OrderedDict()
         self.holding: set[str] = set()  # users only this process writes for now (MemoryIndex.holding)
@@ -138,6 +146,8 @@ class UserCache:
             held.file_rev = header["settled"]  # another process wrote it already
             return False
         started = time.perf_counter()
+        if held.rows.train_coarse(self.coarse_min_rows):  # the lists go into the file with the rest
+            self.stats["coarse_trained"] += 1
         try:
             write_snapshot(path, held.rows, user_id=user_id, epoch=held.cursor.epoch, settled=settled)
         except OSError as err:  # a full or read-only disk: search goes on from memory, without files
@@ -196,6 +206,8 @@ class UserCache:
         ]
         for doc in sorted(docs, key=_insertion_order):  # the order they were written in, as the writer's rows
             rows.upsert(doc)
+        if rows.train_coarse(self.coarse_min_rows):
+            self.stats["coarse_trained"] += 1
         if head is None:
             return _Held(rows, Cursor(None), legacy=rows.n > 0)
         held = _Held(rows, Cursor(head.epoch, seen=max(0, head.rev - LOOKBACK)))

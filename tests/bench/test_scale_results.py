@@ -11,13 +11,14 @@ import pytest
 from helpers.bench.results import RESULTS_DIR, load_results
 from helpers.bench.retrieval import verdicts
 from helpers.bench.scale_table import scale_table
+from helpers.retrieval.coarse import PROBE_SHARE
 
 ROOT = Path(__file__).resolve().parents[2]
 BEGIN = "<!-- scale table: made by helpers.bench.scale_table from docs/results/retrieval.json and docs/results/load.json -->"
 END = "<!-- end of scale table -->"
 
 
-@pytest.mark.parametrize("name", ["retrieval", "load"])
+@pytest.mark.parametrize("name", ["retrieval", "load", "coarse"])
 def test_provenance_is_complete_and_the_commit_exists(name):
     source = load_results(name)["provenance"]
     assert {"command", "commit", "date", "mode", "machine", "machine_at_end"} <= set(source)
@@ -35,6 +36,21 @@ def test_every_size_was_measured_in_one_run_and_found_what_reading_every_memory_
         assert size["opened_from"] == "index file" and size["identical_results"] is True
         assert size["isolation_violations"] == 0 and size["queries"] >= 100
     assert doc["targets"] == verdicts(doc["sizes"])  # the verdicts are the figures', not typed in
+
+
+def test_the_coarse_lists_were_used_at_the_largest_size_only_and_measured_on_both_real_parts():
+    doc = load_results("retrieval")
+    used = [bool((s.get("coarse") or {}).get("used")) for s in doc["sizes"]]
+    assert used == [False, False, True]  # 20,000 memories and more (COARSE_MIN_ROWS)
+    for size in doc["sizes"][:2]:  # below the threshold every ranking is the exact one
+        assert size["coarse"]["hybrid_top_k_identical"] == 1.0 and size["coarse"]["vector_recall_at_50"] == 1.0
+    parts = load_results("coarse")["parts"]
+    assert [p["part"] for p in parts] == ["tune", "report"]
+    for part in parts:
+        assert part["lists"] >= 8 and part["questions"] > 100 and 0 < part["hybrid_top_k_identical"] <= 1
+        assert part["probe_share"] == PROBE_SHARE
+    tune = {row["share"]: row for row in parts[0]["probe_sweep"]}  # the share was chosen on the tune part only
+    assert min(share for share, row in tune.items() if row["recall_at_50"] >= 0.97) == PROBE_SHARE
 
 
 def test_the_capped_run_held_no_more_than_its_cap():
