@@ -6,9 +6,9 @@ question is what grows with the memory, so the rows are grouped once into about 
 (an inverted-file index, as vector databases build): a question is compared with the lists' centroids, the
 closest lists are opened until they hold `PROBE_SHARE` of the candidate rows, and only those rows are scored,
 exactly. The ranking is then approximate: a memory in a list that was not opened is not found by its embedding
-(BM25 can still find it). `python -m helpers.bench retrieval` reports how often the approximate ranking agrees
-with the exact one (on the benchmark's data and on real conversations); `MemoryIndex(approximate=False)` keeps
-every search exact.
+(BM25 can still find it), so the lists are opt-in (`MemoryIndex(approximate=True)`) and every search is exact by
+default. `python -m helpers.bench retrieval --approximate` times both and reports how often they agree on its
+synthetic memories; `python -m helpers.bench coarse` measures the agreement on real conversations.
 
 The lists are trained by the process that writes the user's index file (helpers.retrieval.users, at a
 checkpoint) and stored in that file (helpers.retrieval.snapshot) with the embeddings grouped by list, so a
