@@ -252,11 +252,10 @@ class MemoryIndex(MemoryWrites, MemoryLookups):
                 lexical = rows.bm25(query, mask)
                 rankings["lexical"] = top_k(np.where(lexical > 0, lexical, -np.inf), pool, newer)
             if mode != "lexical":  # 3. embedding ranking (cosine; over the closest lists only for a large user)
-                self.stats["coarse_searches"] += int(
-                    self.approximate and rows.coarse is not None and atlas_ranked is None
-                )
+                lists = self.approximate and rows.coarse is not None and atlas_ranked is None
+                self.stats["coarse_searches"] += int(lists)
                 sims = (
-                    rows.cosine(query_vector, mask, approximate=self.approximate)
+                    rows.cosine(query_vector, mask, approximate=lists)
                     if atlas_ranked is None
                     else rows.scatter(atlas_ranked, mask)
                 )
