@@ -72,6 +72,10 @@ TOOLS built on the core:
                                 and consistency.py: a session checked against its logs), widget/ (the live chat widget: render.py,
                                 state to HTML; events.py, clicks and threads), git_clean.py (a saved run leaves
                                 `git status` clean; `run.py lab` installs it)
+    exercises/                  the learner's exercises: check.py (`check(id, fn)`: the check that teaches, the
+                                package's function when a blank is left), registry.py, and one module per lesson (each
+                                lesson's cases and hints; the solutions are in notebooks/solutions/): lesson02.py,
+                                lesson03.py, lesson04.py, lesson05.py, lesson06.py, lesson07.py
     bench/                      `python -m helpers.bench ...` (__main__.py, cli.py, common.py): one module per
                                 benchmark: cost.py (with cost_table.py: every strategy side by side; cost_pace.py: pace and
                                 TTL; cost_floor.py: the floor of the comparison; cost_report.py: provenance,
