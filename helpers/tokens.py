@@ -1,4 +1,4 @@
-"""Token counting in one place: `usage`, `messages.count_tokens`, and the local BPE. Taught in 03_context_window_overflow, section 'Tokens per message, done right'."""
+"""Token counting in one place: `usage`, `messages.count_tokens`, and the local BPE. Taught in 03_context_window_overflow, section 'Tokens per message'."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Incremental rolling summary with a retention check. Taught in 04_bounded_memory_mongodb, section 'Build it yourself: trim and merge'."""
+"""Incremental rolling summary with a retention check. Taught in 04_bounded_memory_mongodb, section 'The rolling summary'."""
 
 from __future__ import annotations
 
