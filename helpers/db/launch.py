@@ -7,6 +7,7 @@ daemon through `launch`, holding `server_lock`, so two processes never start two
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from helpers.db.health import disk_problem
 from helpers.db.instance import HOST, SERVER_BINARY, ServerPaths, local_uri, ping, server_pids
+from helpers.db.private import private_dir, private_file
 from helpers.db.processes import free_port, pid_running, port_open, terminate
 
 __all__ = ["StoreError", "StoreUnavailable", "START_TIMEOUT_S", "LOCK_TIMEOUT_S", "server_lock", "launch", "log_tail"]
@@ -62,8 +64,8 @@ def server_lock(paths: ServerPaths, timeout: float = LOCK_TIMEOUT_S) -> Iterator
 
     deadline = time.monotonic() + timeout
     try:
-        paths.root.mkdir(parents=True, exist_ok=True)
-        handle = open(paths.lock, "a+")  # noqa: SIM115 - held open for the whole block below
+        private_dir(paths.root)  # the data dir and its server folder: owner-only (helpers.db.private)
+        handle = os.fdopen(private_file(paths.lock, os.O_RDWR | os.O_CREAT), "a+")
     except OSError as err:  # the data dir cannot be made or written: say which, not a traceback
         raise StoreUnavailable(
             f"The data directory {paths.root.parent} cannot be used ({err.strerror or err}); point GTE_DATA_DIR "
@@ -104,7 +106,7 @@ def _spawn(binary: Path, port: int, paths: ServerPaths, storage: Path) -> int:
     `--standalone`: no replica-set oplog (`local.oplog.rs`), which would keep a copy of every write, erased ones
     included, for an hour; nothing here uses change streams. `--auth`, always: only our user gets in (helpers.db.auth.bootstrap made it before this start)."""
     stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    with open(paths.log, "a") as log:
+    with os.fdopen(private_file(paths.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND), "a") as log:
         log.write(f"\n--- helpers.db.server: {stamp} starting {binary} on {HOST}:{port} (storage {storage}) ---\n")
     cmd = [str(binary), "--host", HOST, "--port", str(port), "--storage-path", str(storage), "--standalone", "--auth"]
     cmd += ["--log-level", "WARNING"]
@@ -145,7 +147,7 @@ def launch(paths: ServerPaths, storage: Path | None = None, *, port: int | None 
             "pinned requirements (`pip install -r requirements.txt`), or set MONGODB_URI to use another server."
         )
     storage = storage or paths.storage
-    storage.mkdir(mode=0o700, parents=True, exist_ok=True)
+    private_dir(storage)
     deadline = time.monotonic() + START_TIMEOUT_S
     for attempt in range(3):
         port = port if attempt == 0 and port and port >= 1024 and not port_open(port) else free_port()

@@ -40,6 +40,7 @@ from helpers.db.instance import (
     write_record,
 )
 from helpers.db.launch import StoreError, StoreUnavailable, launch, server_lock
+from helpers.db.private import tighten
 from helpers.db.processes import cmdline, pid_running, port_of, port_open, terminate
 from helpers.db.redact import redact_uri
 from helpers.db.scrub import recover, scrub
@@ -112,6 +113,7 @@ def ensure_local_server(data_dir: str | os.PathLike) -> str:
         uri = live_uri(paths)  # someone may have started it while we waited for the lock
         if uri and _problem(paths, uri) is None:
             return uri
+        tighten(paths.root.parent)  # an existing data dir (older helpers, a copy) is owner-only again
         recover(paths)  # a scrub killed part-way (helpers.db.scrub) is finished or undone before any start
         record = read_record(paths) or {}
         port = record.get("port") if record.get("reuse_port") and isinstance(record.get("port"), int) else None
