@@ -26,14 +26,37 @@ from anthropic.lib.tools import BetaAbstractMemoryTool, ToolError
 from helpers.config import Settings, load_settings
 from helpers.db.checks import check_id, now_ms
 from helpers.memory_tool.commands import COMMANDS, WRITES, Limits, MemoryFile, MemoryTree
-from helpers.memory_tool.paths import check_path, shown
+from helpers.memory_tool.paths import ROOT, ancestors, check_path, shown
 from helpers.memory_tool.storage import MemoryFiles, path_id
-from helpers.prompts import neutralise_tags
+from helpers.prompts import letter_skeleton, neutralise_tags
 
 __all__ = ["MongoMemoryTool"]
 
 MAX_ATTEMPTS = 20  # version-guard retries of one command before it gives up (then the store is too busy)
 _PATH_PARAMS = ("path", "old_path", "new_path")
+
+
+def same_paths(params: Any, files: list[MemoryFile]) -> Any:
+    """`params` with each path that reads like an existing file or folder (`/memories/noтes.md`, Cyrillic т, for
+    `/memories/notes.md`) replaced by that one: two paths that read alike are the same path."""
+    if not isinstance(params, Mapping) or not files:
+        return params
+    known: dict[str, str] = {}
+    for f in files:
+        for path in (*ancestors(f.path), f.path):
+            known.setdefault(letter_skeleton(path), path)
+    exact = set(known.values())
+    out = dict(params)
+    for name in _PATH_PARAMS:
+        value = out.get(name)
+        if isinstance(value, str) and (path := check_path(value, name=name)) != ROOT:
+            current = ROOT
+            for segment in path[len(ROOT) + 1 :].split("/"):  # folder by folder: `pʟans/b.md` goes into `plans/`
+                current = f"{current}/{segment}"
+                if current not in exact:
+                    current = known.get(letter_skeleton(current), current)
+            out[name] = current
+    return out
 
 
 class MongoMemoryTool(BetaAbstractMemoryTool):
@@ -96,6 +119,11 @@ class MongoMemoryTool(BetaAbstractMemoryTool):
     def run(self, params: Any) -> str:
         """Run one command on this user's files, saved under the version guard; the result text (unsanitised)."""
         command = params.get("command") if isinstance(params, Mapping) else None
+        if not isinstance(command, str):  # a list or an object: the model's mistake, not the database's
+            self._record({}, False)
+            raise ToolError(
+                f"Error: Parameter `command` must be a string, one of: {', '.join(COMMANDS)}; got {shown(repr(command), 60)}"
+            )
         for name in _PATH_PARAMS if command in COMMANDS else ():
             if isinstance(params, Mapping) and params.get(name) is not None:
                 try:
@@ -108,7 +136,7 @@ class MongoMemoryTool(BetaAbstractMemoryTool):
             version, files = self.storage.load(self.user_id)
             tree = MemoryTree(files, self.limits)
             try:
-                text = tree.run(params, now_ms())
+                text = tree.run(same_paths(params, files), now_ms())
             except ToolError:
                 self._record(params, False)
                 if command in WRITES:

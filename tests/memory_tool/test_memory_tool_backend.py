@@ -233,3 +233,32 @@ def test_limits_come_from_the_settings_and_bad_values_name_the_setting(mock_stor
         load_settings({"MEMORY_TOOL_MAX_USER_BYTES": "20000000"})
     with pytest.raises(ConfigError, match="MEMORY_TOOL_VIEW_CHARS"):
         load_settings({"MEMORY_TOOL_VIEW_CHARS": "ten"})
+
+
+@pytest.mark.parametrize("command", [["view"], {"name": "view"}, 7, None])
+def test_a_command_that_is_not_a_string_is_the_models_error_not_a_database_failure(mock_store, command):
+    """Issue 41: a list or an object as `command` once crashed into "the memory store did not answer"."""
+    tool = MongoMemoryTool(mock_store, "maya", settings=SETTINGS)
+    with pytest.raises(ToolError, match="must be a string") as info:
+        tool.call({"command": command, "path": "/memories"})
+    assert "did not answer" not in str(info.value) and tool.failure is None
+
+
+def test_a_path_that_reads_like_an_existing_one_is_that_path(store):
+    """Issue 41: `/memories/noтes.md` (Cyrillic т) is `/memories/notes.md`, not a second file beside it."""
+    tool = MongoMemoryTool(store, "maya", settings=SETTINGS)
+    call(tool, command="create", path="/memories/notes.md", file_text="tea\n")
+    assert "already exists" in call(tool, command="create", path="/memories/noтes.md", file_text="coffee\n")
+    assert "tea" in call(tool, command="view", path="/memories/noтes.md")
+    call(tool, command="str_replace", path="/memories/ɴotes.md", old_str="tea", new_str="green tea")  # small capital
+    call(tool, command="create", path="/memories/plans/a.md", file_text="x")
+    call(tool, command="create", path="/memories/pʟans/b.md", file_text="y")  # the folder that reads alike
+    assert [f.path for f in tool.files()] == ["/memories/notes.md", "/memories/plans/a.md", "/memories/plans/b.md"]
+    assert tool.read("/memories/notes.md") == "green tea\n"
+
+
+@pytest.mark.parametrize("path", ["/memories/no\u3164tes.md", "/memories/notes\ufe0f.md", "/memories/n\u034fotes.md"])
+def test_a_path_with_an_invisible_letter_is_refused(mock_store, path):
+    tool = MongoMemoryTool(mock_store, "maya", settings=SETTINGS)
+    assert "invisible or control character" in call(tool, command="create", path=path, file_text="x")
+    assert tool.files() == []
