@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import sys
 import uuid
 
@@ -24,7 +25,7 @@ def test_terminal_safe_writes_out_every_control_character_but_line_breaks():
 
 
 def test_escape_codes_in_stored_text_never_reach_the_terminal(tmp_path):
-    env = {"GTE_DB_NAME": f"esc_{uuid.uuid4().hex[:10]}"}
+    env = {"GTE_DB_NAME": f"esc_{uuid.uuid4().hex[:10]}", "GTE_DATA_DIR": os.environ["GTE_DATA_DIR"]}
     argv = ["--stage", "bounded", "--session-file", str(tmp_path / ".session_id")]
     transcript = tmp_path / "t.jsonl"
     rows = [
