@@ -24,6 +24,9 @@ __all__ = [
     "BLOCK_TAG",
     "neutralise_tags",
     "data_block",
+    "invisible",
+    "latin_letter",
+    "letter_skeleton",
 ]
 
 # The persona used from notebook 04 on: Scout, the Los Angeles guide.
@@ -142,9 +145,10 @@ MEMORY_CLOSE = "\n</remembered_memories>"
 # name) cannot open or close a block, so it cannot end the data early and pose as instructions. A model reads
 # letters, not code points, so the text is compared as it reads, on a copy: every escape decoded (HTML character
 # references, named like `&lsaquo;` or numeric, and double-encoded like `&amp;lt;`; `\\u003c`, `\\x3c`, `%3C`),
-# format characters dropped (zero-width spaces) and invisible tag characters read as the ASCII they mirror, then
-# each character reduced to its confusable skeleton (Unicode TR39, the data of the `confusable-homoglyphs`
-# package, with NFKD and case folding: Cyrillic `е`, fullwidth `ｅ`, `é` and `E` all read as `e`), and every
+# invisible characters dropped (every Default_Ignorable code point: zero-width spaces, Hangul fillers) but the
+# invisible tag characters, read as the ASCII they mirror, then each character reduced to its confusable skeleton (Unicode TR39, the data of the `confusable-homoglyphs`
+# package, with NFKD and case folding: Cyrillic `е`, fullwidth `ｅ`, `é` and `E` all read as `e`; a letter Unicode
+# names a Latin letter, like the small capital `ʀ`, reads as it), and every
 # bracket look-alike read as `<` or `>` (TR39's, and each character Unicode names a less-than sign or an opening
 # angle bracket or quotation mark: ‹ « ❬ ❰ 《 ＜ ...). On that copy a tag is a `<`, any non-letters, then a block
 # name whose letters may be split by non-letters. Only the tag is replaced in the original; the rest of the text
@@ -153,6 +157,34 @@ MEMORY_CLOSE = "\n</remembered_memories>"
 _BLOCK_NAMES = ("remembered_memories", "conversation_summary")
 REMOVED = "[tag removed]"
 _BIDI_MARKS = "\u200e\u200f"  # the package's data wraps right-to-left characters in them
+
+
+# Default_Ignorable_Code_Point (DerivedCoreProperties.txt, Unicode 15.1), as code point ranges
+_IGNORABLE_RANGES = "AD 34F 61C 115F-1160 17B4-17B5 180B-180F 200B-200F 202A-202E 2060-206F 3164 FE00-FE0F FEFF FFA0"
+_IGNORABLE_RANGES += " FFF0-FFF8 1BCA0-1BCA3 1D173-1D17A E0000-E0FFF"
+DEFAULT_IGNORABLE = tuple((int(r.split("-")[0], 16), int(r.split("-")[-1], 16)) for r in _IGNORABLE_RANGES.split())
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def invisible(char: str) -> bool:
+    """True for a Default_Ignorable code point (Unicode's DerivedCoreProperties; Python's unicodedata lacks it), or
+    any other format character (category Cf): characters shown as nothing, the Hangul filler U+3164 among them."""
+    code = ord(char)
+    return any(a <= code <= b for a, b in DEFAULT_IGNORABLE) or unicodedata.category(char) == "Cf"
+
+
+_LATIN = re.compile(r"LATIN (?:SMALL |CAPITAL )?LETTER (?:SMALL CAPITAL |DOTLESS |SCRIPT )?([A-Z]{1,2})(?: WITH .*)?")
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def latin_letter(char: str) -> str:
+    """The lower-case ASCII letter(s) a non-ASCII letter is named after ('r' for the small capital ʀ, ɍ R WITH
+    STROKE), else ''; TR39 misses most of them. A turned or reversed letter is named so before its letter, and
+    stays unmapped (it does not read as the letter)."""
+    if char.isascii() or not char.isalpha():
+        return ""
+    found = _LATIN.fullmatch(unicodedata.name(char, ""))
+    return found[1].lower() if found else ""
 
 
 @functools.cache
@@ -192,14 +224,16 @@ def _bracket(char: str) -> str:
 
 
 def _skeleton(text: str, case_first: bool) -> str:
-    """NFKD without marks, mapped to TR39 prototypes and case-folded, again until nothing changes (Cyrillic 'М' ->
+    """NFKD without marks, mapped to TR39 prototypes (a Latin letter Unicode names, like the small capital ʀ, to
+    its letter first: helpers.lookalike) and case-folded, again until nothing changes (Cyrillic 'М' ->
     'M' -> 'm' -> 'rn'). Prototype first reads the glyph as shown (Armenian 'Տ' is an 'S'; case-folded first it
     would be 'տ', which looks like no Latin letter); case first is the fallback when that finds no Latin letter."""
     skeleton = _prototypes()
     for _ in range(4):
-        shown = text if case_first else "".join(skeleton.get(c, c) for c in unicodedata.normalize("NFD", text))
+        nfd = unicodedata.normalize("NFD", text)
+        shown = text if case_first else "".join(latin_letter(c) or skeleton.get(c, c) for c in nfd)
         parts = [c for c in unicodedata.normalize("NFKD", shown) if unicodedata.category(c) not in ("Mn", "Me", "Cf")]
-        folded = "".join(_bracket(c) or skeleton.get(c, c) for c in "".join(parts).casefold())
+        folded = "".join(_bracket(c) or latin_letter(c) or skeleton.get(c, c) for c in "".join(parts).casefold())
         if folded == text:
             break
         text = folded
@@ -215,6 +249,8 @@ def _fold(char: str) -> str:
     ASCII (℮ as e); otherwise it stays a separator (an em dash's skeleton is a katakana letter)."""
     if 0xE0020 <= ord(char) <= 0xE007E:  # a tag character: invisible, but it spells the ASCII character it mirrors
         char = chr(ord(char) - 0xE0000)
+    elif invisible(char):  # every Default_Ignorable code point (a Hangul filler is a letter that shows as nothing)
+        return ""
     text = _skeleton(char, case_first=False)
     if not text.isascii():
         other = _skeleton(char, case_first=True)
@@ -222,6 +258,13 @@ def _fold(char: str) -> str:
     if not char.isalnum() and not (text.isascii() and (text.isalnum() or set(text) <= {"<", ">"})):
         return " " if text.strip() else text
     return text.replace("l", "i")
+
+
+def letter_skeleton(text: str) -> str:
+    """How `text` reads, for comparing names (memory paths, user ids): invisible characters dropped, each letter or
+    digit as the sanitiser reads it (`_fold`: Cyrillic `т` and `t`, `ʀ` and `r`, `I` and `l` and `i` alike), any
+    other character kept."""
+    return "".join("" if invisible(c) else (_fold(c) if c.isalnum() else c) for c in text)
 
 
 _ESCAPE = re.compile(

@@ -6,10 +6,12 @@ neither read nor write anything on it: on a shared workshop machine or JupyterHu
 every local user's. The helpers pass the credentials to pymongo themselves (`client_options`, `local_client`);
 the connection string stays free of them, so nothing prints the password.
 
-A data dir whose storage has no user yet (a new one, or one made before the server asked for a password) is
-provisioned by helpers.db.server on start: the server runs once without `--auth` on a fresh loopback port (about a
-second), `provision` makes our user the only one, and the server is restarted with `--auth`. Whoever connected in
-that second cannot stay: every authenticated start drops any other user (`keep_only_ours`).
+Before every start, `bootstrap` gives the storage its users while no port is open: a short child process runs the
+server's own code on the storage files (no socket at all), drops every user in every database that is not ours
+and makes ours with the stored password; only then does the server start, with `--auth`. So the server never
+listens without authentication, not for a millisecond, and no user another process slipped into the files
+survives a start. (SecantusDB is still never imported here: the child is a separate Python process, like the
+daemon itself.)
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import json
 import os
 import secrets
 import stat
+import subprocess
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -36,7 +40,7 @@ __all__ = [
     "mark_provisioned",
     "client_options",
     "local_client",
-    "provision",
+    "bootstrap",
     "keep_only_ours",
     "authenticated_problem",
 ]
@@ -144,29 +148,80 @@ def local_client(uri: str, root: Path, **options: Any) -> MongoClient:
     return MongoClient(uri, **client_options(credentials), **options)
 
 
-def _users(client: MongoClient) -> list[str]:
-    return [u["user"] for u in client.admin.command("usersInfo").get("users", [])]
+# Run by `bootstrap` in its own process (`python -I -c`): argv[1] is the storage dir; stdin holds the credentials.
+# The server's own createUser/dropUser handlers run on the storage files; no socket is opened. Exit 3: the
+# storage dir holds files but no database (not what the helpers made); stdout: the dropped users, as JSON.
+_BOOTSTRAP = """
+import json, os, sys
+os.umask(0o077)
+storage, credentials = sys.argv[1], json.loads(sys.stdin.read())
+if os.path.isdir(storage) and os.listdir(storage) and not os.path.exists(os.path.join(storage, 'WiredTiger')):
+    print(json.dumps(sorted(os.listdir(storage))[:5])); sys.exit(3)
+from secantus.commands import CommandContext, dispatch
+from secantus.cursors import CursorRegistry
+from secantus.storage import Storage
+store = Storage(storage, enable_oplog=False)
+try:
+    run = lambda doc, db: dispatch(doc, CommandContext(connection_id=0, storage=store, cursors=CursorRegistry(), db_name=db))
+    dropped = []
+    for user in store.list_users(None, limit=1000000):
+        db, name = user.get('db'), user.get('user')
+        run({'dropUser': name}, db)
+        if (db, name) != ('admin', credentials['user']):
+            dropped.append(f'{db}.{name}')
+    done = run({'createUser': credentials['user'], 'pwd': credentials['password'], 'roles': ROLES}, 'admin')
+    if done.get('ok') != 1.0:
+        raise SystemExit('createUser failed: ' + str(done.get('errmsg')))
+    print(json.dumps(dropped))
+finally:
+    store.close()
+"""
 
 
-def provision(uri: str, credentials: dict, timeout_ms: int = 5000) -> None:
-    """On a server started WITHOUT --auth: make our user (with this password) the only user, with the root role."""
-    client: MongoClient = MongoClient(uri, serverSelectionTimeoutMS=timeout_ms, connectTimeoutMS=timeout_ms)
+def bootstrap(storage: Path, credentials: dict, timeout: float = 120.0) -> list[str]:
+    """Before the server starts: make our user the only user of `storage`, with no port open; the dropped users.
+
+    Runs the server's own user commands on the storage files in a child process (the storage must not be open in
+    a server). A storage dir that holds files but no database is refused: the helpers did not make it."""
+    storage = Path(storage)
+    storage.mkdir(mode=0o700, parents=True, exist_ok=True)
+    script = _BOOTSTRAP.replace("ROLES", repr(_ROLES))
     try:
-        for name in _users(client):
-            client.admin.command("dropUser", name)
-        client.admin.command("createUser", credentials["user"], pwd=credentials["password"], roles=_ROLES)
-        keep_only_ours(client, credentials)
-    finally:
-        client.close()
+        done = subprocess.run(
+            [sys.executable, "-I", "-c", script, str(storage)],
+            input=json.dumps({"user": credentials["user"], "password": credentials["password"]}),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=storage.parent,
+        )
+    except subprocess.TimeoutExpired:
+        raise AuthProblem(f"giving {storage} its user took over {timeout:.0f} s; retry the start") from None
+    if done.returncode == 3:
+        raise AuthProblem(
+            f"{storage} holds files ({', '.join(json.loads(done.stdout))}) but no database the helpers made, so "
+            "it is refused; move that folder away or delete it, and start again"
+        )
+    if done.returncode != 0:
+        raise AuthProblem(f"could not give {storage} its user: {done.stderr.strip()[-400:] or 'no output'}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _all_users(client: MongoClient) -> list[tuple[str, str]]:
+    """(db, user) of every user the server lists: `usersInfo: {forAllDBs: true}` plus each listed database's own."""
+    found = {(u.get("db", "admin"), u["user"]) for u in client.admin.command("usersInfo", {"forAllDBs": True})["users"]}
+    for name in ["admin", *client.list_database_names()]:
+        found |= {(u.get("db", name), u["user"]) for u in client[name].command("usersInfo").get("users", [])}
+    return sorted(found)
 
 
 def keep_only_ours(client: MongoClient, credentials: dict) -> list[str]:
-    """Drop every user but ours (someone could add one while the server briefly ran without --auth); the dropped."""
-    others = [name for name in _users(client) if name != credentials["user"]]
-    for name in others:
+    """Over the wire, after an authenticated start: drop every user in any database but ours; the dropped."""
+    others = [(db, name) for db, name in _all_users(client) if (db, name) != ("admin", credentials["user"])]
+    for db, name in others:
         with contextlib.suppress(OperationFailure):
-            client.admin.command("dropUser", name)
-    return others
+            client[db].command("dropUser", name)
+    return [f"{db}.{name}" for db, name in others]
 
 
 def authenticated_problem(uri: str, credentials: dict, timeout_ms: int = 2000) -> str | None:

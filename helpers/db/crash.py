@@ -31,6 +31,8 @@ POINTS = (
     "import:turns",  # its turns are stored as memories; facts not yet
     "import:chunk",  # one chunk's facts are stored; its entries not yet marked remembered
     "import:saved",  # the import's dates and conversations are saved: it is complete
+    "index:announced",  # a memory write is announced in the change log; its documents are not inserted yet
+    "facts:added",  # a new fact is stored; the older facts it replaces are not yet marked superseded
 )
 VISITS: Counter = Counter()  # visits per point in this process (a test clears it between runs)
 EXIT: Callable[[int], object] = os._exit  # tests running in one process replace it with a raise

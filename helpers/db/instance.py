@@ -16,6 +16,7 @@ from pathlib import Path
 from pymongo import MongoClient
 from pymongo.errors import PyMongoError
 
+from helpers.db.private import private_file
 from helpers.db.processes import cmdline, pid_running, port_open
 
 __all__ = [
@@ -106,7 +107,8 @@ def write_record(paths: ServerPaths, pid: int, port: int) -> dict:
         "log": str(paths.log),
     }
     tmp = paths.record.with_suffix(f".tmp{os.getpid()}")
-    tmp.write_text(json.dumps(record, indent=2) + "\n")
+    with os.fdopen(private_file(tmp), "w") as out:
+        out.write(json.dumps(record, indent=2) + "\n")
     os.replace(tmp, paths.record)
     return record
 

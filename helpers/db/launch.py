@@ -7,6 +7,7 @@ daemon through `launch`, holding `server_lock`, so two processes never start two
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from helpers.db.health import disk_problem
 from helpers.db.instance import HOST, SERVER_BINARY, ServerPaths, local_uri, ping, server_pids
+from helpers.db.private import private_dir, private_file
 from helpers.db.processes import free_port, pid_running, port_open, terminate
 
 __all__ = ["StoreError", "StoreUnavailable", "START_TIMEOUT_S", "LOCK_TIMEOUT_S", "server_lock", "launch", "log_tail"]
@@ -26,9 +28,11 @@ LOCK_TIMEOUT_S = 60.0  # waiting for another process that is starting/stopping t
 
 # The launcher runs the daemon as a grandchild and exits at once, so the server is
 # re-parented away from the caller (a notebook kernel, pytest) and never becomes its
-# zombie. Output goes to the log file only: never to the caller's stdout/stderr pipes.
+# zombie. Output goes to the log file only: never to the caller's stdout/stderr pipes. umask 077: every file the
+# server writes is its owner's only.
 _LAUNCHER = (
-    "import subprocess, sys\n"
+    "import os, subprocess, sys\n"
+    "os.umask(0o077)\n"
     "log = open(sys.argv[1], 'ab')\n"
     "p = subprocess.Popen(sys.argv[2:], stdin=subprocess.DEVNULL, stdout=log, stderr=log,\n"
     "                     start_new_session=True, close_fds=True)\n"
@@ -60,8 +64,8 @@ def server_lock(paths: ServerPaths, timeout: float = LOCK_TIMEOUT_S) -> Iterator
 
     deadline = time.monotonic() + timeout
     try:
-        paths.root.mkdir(parents=True, exist_ok=True)
-        handle = open(paths.lock, "a+")  # noqa: SIM115 - held open for the whole block below
+        private_dir(paths.root)  # the data dir and its server folder: owner-only (helpers.db.private)
+        handle = os.fdopen(private_file(paths.lock, os.O_RDWR | os.O_CREAT), "a+")
     except OSError as err:  # the data dir cannot be made or written: say which, not a traceback
         raise StoreUnavailable(
             f"The data directory {paths.root.parent} cannot be used ({err.strerror or err}); point GTE_DATA_DIR "
@@ -96,16 +100,15 @@ def log_tail(paths: ServerPaths, lines: int = 15) -> str:
     return "\n".join("    " + line for line in tail) or "    (log is empty)"
 
 
-def _spawn(binary: Path, port: int, paths: ServerPaths, storage: Path, auth: bool) -> int:
+def _spawn(binary: Path, port: int, paths: ServerPaths, storage: Path) -> int:
     """Start the daemon fully detached (own session, no inherited pipes); return its pid.
 
     `--standalone`: no replica-set oplog (`local.oplog.rs`), which would keep a copy of every write, erased ones
-    included, for an hour; nothing here uses change streams. `--auth`: only our user gets in (helpers.db.auth)."""
+    included, for an hour; nothing here uses change streams. `--auth`, always: only our user gets in (helpers.db.auth.bootstrap made it before this start)."""
     stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    with open(paths.log, "a") as log:
+    with os.fdopen(private_file(paths.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND), "a") as log:
         log.write(f"\n--- helpers.db.server: {stamp} starting {binary} on {HOST}:{port} (storage {storage}) ---\n")
-    cmd = [str(binary), "--host", HOST, "--port", str(port), "--storage-path", str(storage), "--standalone"]
-    cmd += ["--auth"] if auth else []
+    cmd = [str(binary), "--host", HOST, "--port", str(port), "--storage-path", str(storage), "--standalone", "--auth"]
     cmd += ["--log-level", "WARNING"]
     done = subprocess.run(
         [sys.executable, "-I", "-c", _LAUNCHER, str(paths.log), *cmd],
@@ -133,8 +136,8 @@ def _wait_ready(pid: int, port: int, deadline: float) -> str | None:
     return f"no answer to ping within {START_TIMEOUT_S:.0f} s"
 
 
-def launch(paths: ServerPaths, storage: Path | None = None, *, auth: bool = True, port: int | None = None) -> tuple:
-    """Start a server on `storage` (default: the data dir's) and wait for its ping; (pid, port). Hold server_lock.
+def launch(paths: ServerPaths, storage: Path | None = None, *, port: int | None = None) -> tuple:
+    """Start a server with --auth on `storage` (default: the data dir's), wait for its ping; (pid, port). Hold server_lock.
 
     `port` is tried first when given (the port clients already use); if it is taken, a free one is used."""
     binary = _find_server_binary()
@@ -144,11 +147,11 @@ def launch(paths: ServerPaths, storage: Path | None = None, *, auth: bool = True
             "pinned requirements (`pip install -r requirements.txt`), or set MONGODB_URI to use another server."
         )
     storage = storage or paths.storage
-    storage.mkdir(parents=True, exist_ok=True)
+    private_dir(storage)
     deadline = time.monotonic() + START_TIMEOUT_S
     for attempt in range(3):
         port = port if attempt == 0 and port and port >= 1024 and not port_open(port) else free_port()
-        pid = _spawn(binary, port, paths, storage, auth)
+        pid = _spawn(binary, port, paths, storage)
         problem = _wait_ready(pid, port, deadline)
         if problem is None:
             return pid, port

@@ -27,7 +27,7 @@ from bson.codec_options import CodecOptions
 from bson.raw_bson import RawBSONDocument
 from pymongo import MongoClient
 
-from helpers.db.auth import ensure_credentials, local_client, provision
+from helpers.db.auth import bootstrap, ensure_credentials, local_client
 from helpers.db.instance import ServerPaths, is_our_server, local_uri, read_record, server_paths, server_pids
 from helpers.db.launch import launch, server_lock
 from helpers.db.processes import pid_running, port_of, terminate
@@ -129,12 +129,9 @@ def scrub(data_dir: str | os.PathLike) -> dict:
         recover(paths)
         credentials = ensure_credentials(paths.root)
         fresh = _fresh(paths)
-        pid, port = launch(paths, fresh, auth=False)  # 1. our user in the fresh, still empty storage
-        try:
-            provision(local_uri(port), credentials)
-        finally:
-            terminate(pid, STOP_TIMEOUT_S, port)
+        bootstrap(fresh, credentials)  # 1. our user in the fresh, still empty storage (no port open)
         old_port = _stop(paths)  # 2. from here on the data dir has no server its clients can reach
+        bootstrap(paths.storage, credentials)  # no user but ours in the old storage either
         old = launch(paths, paths.storage)
         new = launch(paths, fresh)
         try:

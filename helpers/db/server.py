@@ -18,11 +18,11 @@ from helpers.config import load_settings
 from helpers.db.auth import (
     AuthProblem,
     authenticated_problem,
+    bootstrap,
     ensure_credentials,
     keep_only_ours,
     local_client,
     mark_provisioned,
-    provision,
     read_credentials,
 )
 from helpers.db.health import disk_problem
@@ -40,6 +40,7 @@ from helpers.db.instance import (
     write_record,
 )
 from helpers.db.launch import StoreError, StoreUnavailable, launch, server_lock
+from helpers.db.private import tighten
 from helpers.db.processes import cmdline, pid_running, port_of, port_open, terminate
 from helpers.db.redact import redact_uri
 from helpers.db.scrub import recover, scrub
@@ -60,40 +61,29 @@ __all__ = [
 STOP_TIMEOUT_S = 15.0  # SIGTERM grace period before SIGKILL (a clean stop takes ~3 s)
 
 
-def _provision(paths: ServerPaths, credentials: dict) -> None:
-    """Give the storage our user: one run without --auth on a fresh port (about a second), then stopped."""
-    pid, port = launch(paths, auth=False)
-    try:
-        provision(local_uri(port), credentials)
-    finally:
-        terminate(pid, STOP_TIMEOUT_S, port)
-    mark_provisioned(paths.root, paths.storage)
-
-
 def _start(paths: ServerPaths, port: int | None = None) -> str:
-    """Start the server with --auth (provisioning its user first where the storage has none); record it."""
+    """Give the storage its one user with no port open (helpers.db.auth.bootstrap), start the server with --auth."""
     try:
         credentials = ensure_credentials(paths.root)
-        if credentials.get("provisioned") != str(paths.storage) or not (paths.storage / "WiredTiger").exists():
-            _provision(paths, credentials)
-        for attempt in range(2):
-            pid, port = launch(paths, port=port)
-            problem = authenticated_problem(local_uri(port), credentials)
-            if problem is None:
-                break
+        dropped = bootstrap(paths.storage, credentials)
+        mark_provisioned(paths.root, paths.storage)
+        pid, port = launch(paths, port=port)
+        problem = authenticated_problem(local_uri(port), credentials)
+        if problem is not None:
             terminate(pid, STOP_TIMEOUT_S, port)
-            if attempt or problem != "authentication failed":
-                disk = disk_problem(paths.root.parent, paths.log)
-                raise StoreUnavailable(
-                    f"The local SecantusDB server started but does not work ({problem}): "
-                    + (disk if disk else f"read the log {paths.log}")
-                    + "."
-                )
-            _provision(paths, credentials)  # the storage holds another password (credentials replaced): reset it
+            disk = disk_problem(paths.root.parent, paths.log)
+            raise StoreUnavailable(
+                f"The local SecantusDB server started but does not work ({problem}): "
+                + (disk if disk else f"read the log {paths.log}")
+                + "."
+            )
         with local_client(local_uri(port), paths.root, serverSelectionTimeoutMS=5000) as client:
-            keep_only_ours(client, credentials)
+            dropped += keep_only_ours(client, credentials)
     except AuthProblem as err:
         raise StoreUnavailable(str(err)) from None
+    if dropped:
+        with open(paths.log, "a") as log:
+            log.write(f"helpers.db.server: dropped users the helpers did not create: {', '.join(dropped)}\n")
     write_record(paths, pid, port)
     return local_uri(port)
 
@@ -123,6 +113,7 @@ def ensure_local_server(data_dir: str | os.PathLike) -> str:
         uri = live_uri(paths)  # someone may have started it while we waited for the lock
         if uri and _problem(paths, uri) is None:
             return uri
+        tighten(paths.root.parent)  # an existing data dir (older helpers, a copy) is owner-only again
         recover(paths)  # a scrub killed part-way (helpers.db.scrub) is finished or undone before any start
         record = read_record(paths) or {}
         port = record.get("port") if record.get("reuse_port") and isinstance(record.get("port"), int) else None

@@ -36,6 +36,7 @@ from bson import ObjectId
 from helpers import prompts
 from helpers.config import ConfigError, Settings, load_settings
 from helpers.conversation import text_of
+from helpers.db.crash import crash_point
 from helpers.memory.facts_worker import FactWorker, WorkerError, measure_extraction_latency
 from helpers.memory.retention import extract_facts
 from helpers.memory.structured import ToolOutputError, call_tool
@@ -211,7 +212,12 @@ class FactMemory:
         same = self.index.find_hash(user_id, "fact", content_hash(text))
         if same is not None:
             self.index.touch(user_id, same.id, now=now)
-            return FactResult("touched", same.id, text, matched=same.id, similarity=1.0)
+            # a process killed between storing this fact and superseding what it replaces: finish that now
+            owed = (self.index.store.memories.find_one({"_id": ObjectId(same.id)}, {"replaces": 1}) or {}).get(
+                "replaces"
+            )
+            replaced = self._supersede_ids(user_id, [str(i) for i in owed or []], same.id, now, report_none=True)
+            return FactResult("touched", same.id, text, matched=same.id, similarity=1.0, replaced=replaced)
         vector = self.embedder.embed([text])[0] if vector is None else vector
         near = self.index.neighbours(
             user_id,
@@ -241,20 +247,32 @@ class FactMemory:
             return FactResult(
                 "merged", target.id, text, matched=target.id, similarity=target.similarity, replaced=replaced
             )
-        new_id = self.index.insert(self.index.new_doc(user_id, "fact", text, vector, source, now=now))
+        doc = self.index.new_doc(user_id, "fact", text, vector, source, now=now)
+        if replaces:  # what it replaces is stored with it (one write): a kill before the supersede cannot lose it
+            doc["replaces"] = [ObjectId(near[i].id) for i in replaces]
+        new_id = self.index.insert(doc)
+        if replaces:
+            crash_point("facts:added")
         replaced = self._supersede(user_id, [near[i] for i in replaces], new_id, now)
         return FactResult("added", new_id, text, replaced=replaced, reconciled=reconciled)
 
     def _supersede(self, user_id: str, old: list[Hit], new_id: str, now: datetime) -> list[str]:
         """Mark old facts as replaced by `new_id` (kept as history, hidden from search)."""
-        ids = [hit.id for hit in old]
+        return self._supersede_ids(user_id, [hit.id for hit in old], new_id, now)
+
+    def _supersede_ids(
+        self, user_id: str, ids: list[str], new_id: str, now: datetime, report_none: bool = False
+    ) -> list[str]:
+        """`ids` marked replaced by `new_id`, where still active; `report_none`: [] unless one was still active."""
         if ids:
-            self.index.update(
+            changed = self.index.update(
                 user_id,
                 ids,
                 {"superseded_by": ObjectId(new_id), "valid_to": now, "active": False, "updated_at": now},
                 only_active=True,
             )
+            if report_none and not changed:
+                return []
         return ids
 
     def extract_and_store(

@@ -25,7 +25,7 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from dateutil import parser as _dateparser  # python-dateutil, pinned in requirements.txt
@@ -122,7 +122,15 @@ def parse_when(value: str) -> datetime:
             when = _dateparser.parse(text.replace(" on ", " "), fuzzy=False)
         except (ValueError, OverflowError):
             raise ValueError(f"cannot read {value!r} as a date; use ISO 8601 such as 2023-05-08T13:56:00") from None
-    return when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when.astimezone(timezone.utc)
+    try:
+        when = when.replace(tzinfo=timezone.utc) if when.tzinfo is None else when.astimezone(timezone.utc)
+        when + _MARGIN, when - _MARGIN  # noqa: B018 - later steps add days and minutes: refuse what cannot take them
+    except OverflowError:
+        raise ValueError(f"{value!r} is at the edge of the calendar (years 1 to 9999); give a real date") from None
+    return when
+
+
+_MARGIN = timedelta(days=366)
 
 
 def read_transcript(lines: Iterable[str], name: str = "<transcript>") -> list[Turn]:

@@ -5,8 +5,8 @@ the SDK's tool runner calls.
 
 One command, start to end: check its paths (a refusal is audited) → load the user's files (helpers/memory_tool/
 storage.py) → run the command on them in memory (helpers/memory_tool/commands.py: the documented texts) → if it
-changed files, save them under the version guard, re-running the command on the newer files after a conflict
-(another process of the same user wrote in between) → audit the write → return the text, passed through the ONE
+changed files, save them with the write's audit entry in one update under the version guard, re-running the command
+on the newer files after a conflict (another process of the same user wrote in between) → return the text, passed through the ONE
 sanitiser every memory read back into a request passes (`helpers.prompts.neutralise_tags`, the same one that cleans
 the summary and memory blocks): a poisoned file cannot close a block tag. Errors go back to the model as
 `ToolError`s (the runner sends them with `is_error: true`). A failing database is not the model's to handle: the
@@ -26,14 +26,37 @@ from anthropic.lib.tools import BetaAbstractMemoryTool, ToolError
 from helpers.config import Settings, load_settings
 from helpers.db.checks import check_id, now_ms
 from helpers.memory_tool.commands import COMMANDS, WRITES, Limits, MemoryFile, MemoryTree
-from helpers.memory_tool.paths import check_path, shown
-from helpers.memory_tool.storage import MemoryFiles
-from helpers.prompts import neutralise_tags
+from helpers.memory_tool.paths import ROOT, ancestors, check_path, shown
+from helpers.memory_tool.storage import MemoryFiles, path_id
+from helpers.prompts import letter_skeleton, neutralise_tags
 
 __all__ = ["MongoMemoryTool"]
 
 MAX_ATTEMPTS = 20  # version-guard retries of one command before it gives up (then the store is too busy)
 _PATH_PARAMS = ("path", "old_path", "new_path")
+
+
+def same_paths(params: Any, files: list[MemoryFile]) -> Any:
+    """`params` with each path that reads like an existing file or folder (`/memories/noтes.md`, Cyrillic т, for
+    `/memories/notes.md`) replaced by that one: two paths that read alike are the same path."""
+    if not isinstance(params, Mapping) or not files:
+        return params
+    known: dict[str, str] = {}
+    for f in files:
+        for path in (*ancestors(f.path), f.path):
+            known.setdefault(letter_skeleton(path), path)
+    exact = set(known.values())
+    out = dict(params)
+    for name in _PATH_PARAMS:
+        value = out.get(name)
+        if isinstance(value, str) and (path := check_path(value, name=name)) != ROOT:
+            current = ROOT
+            for segment in path[len(ROOT) + 1 :].split("/"):  # folder by folder: `pʟans/b.md` goes into `plans/`
+                current = f"{current}/{segment}"
+                if current not in exact:
+                    current = known.get(letter_skeleton(current), current)
+            out[name] = current
+    return out
 
 
 class MongoMemoryTool(BetaAbstractMemoryTool):
@@ -88,14 +111,19 @@ class MongoMemoryTool(BetaAbstractMemoryTool):
 
     def clear_all_memory(self) -> str:
         """Delete every memory file of this user (audited); the SDK's name for it."""
-        self.storage.files.delete_one({"user_id": self.user_id})
-        self._audit({"command": "clear_all_memory", "path": "/memories"}, "ok", None)
+        self.storage.clear(self.user_id, self._entry({"command": "clear_all_memory", "path": "/memories"}, "ok", None))
+        self.storage.flush(self.user_id)
         return "All memory cleared"
 
     # -- one command
     def run(self, params: Any) -> str:
         """Run one command on this user's files, saved under the version guard; the result text (unsanitised)."""
         command = params.get("command") if isinstance(params, Mapping) else None
+        if not isinstance(command, str):  # a list or an object: the model's mistake, not the database's
+            self._record({}, False)
+            raise ToolError(
+                f"Error: Parameter `command` must be a string, one of: {', '.join(COMMANDS)}; got {shown(repr(command), 60)}"
+            )
         for name in _PATH_PARAMS if command in COMMANDS else ():
             if isinstance(params, Mapping) and params.get(name) is not None:
                 try:
@@ -108,7 +136,7 @@ class MongoMemoryTool(BetaAbstractMemoryTool):
             version, files = self.storage.load(self.user_id)
             tree = MemoryTree(files, self.limits)
             try:
-                text = tree.run(params, now_ms())
+                text = tree.run(same_paths(params, files), now_ms())
             except ToolError:
                 self._record(params, False)
                 if command in WRITES:
@@ -117,12 +145,13 @@ class MongoMemoryTool(BetaAbstractMemoryTool):
             if not tree.changed:
                 self._record(params, True)
                 return text
-            saved = self.storage.save(self.user_id, version, tree.files.values())
+            entry = self._entry(params, "ok", (version + 1, tree))
+            saved = self.storage.save(self.user_id, version, tree.files.values(), entry)  # files and audit: one write
             if saved is not None:
                 self._record(params, True)
                 try:
-                    self._audit(params, "ok", (saved, tree))
-                except Exception as err:  # noqa: BLE001 - the write happened: say so; the stage ends the turn
+                    self.storage.flush(self.user_id)
+                except Exception as err:  # noqa: BLE001 - the write and its audit are saved; the stage ends the turn
                     self.failure = err
                 return text
             self.conflicts += 1  # another process wrote first: run the command again on its files
@@ -140,6 +169,10 @@ class MongoMemoryTool(BetaAbstractMemoryTool):
         self.commands.append(entry)
 
     def _audit(self, params: Any, outcome: str, saved: tuple[int, MemoryTree] | None) -> None:
+        self.storage.audit(self.user_id, self._entry(params, outcome, saved))
+
+    def _entry(self, params: Any, outcome: str, saved: tuple[int, MemoryTree] | None) -> dict:
+        """The audit entry of one command: who, what (paths by their hash), outcome, sizes after a save."""
         params = params if isinstance(params, Mapping) else {}
         entry: dict = {
             "session_id": self.context.get("session_id"),
@@ -149,14 +182,14 @@ class MongoMemoryTool(BetaAbstractMemoryTool):
         }
         for name in _PATH_PARAMS:
             if params.get(name) is not None:
-                entry[name] = shown(str(params[name]))
+                entry[name] = path_id(self.user_id, str(params[name]))
         if saved is not None:
             version, tree = saved
             entry.update(version=version, files=len(tree.files), bytes=tree.total_bytes())
             target = params.get("path")
             if isinstance(target, str) and check_path(target) in tree.files:
                 entry["file_bytes"] = tree.files[check_path(target)].size
-        self.storage.audit(self.user_id, entry)
+        return entry
 
     # -- for displays, notebooks and tests
     def files(self) -> list[MemoryFile]:

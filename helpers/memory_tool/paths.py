@@ -10,9 +10,11 @@ touches a filesystem, but a path is still checked as strictly as a handler on di
   prefix test lets it through);
 - no `.` or `..` segment, no empty segment (`//`), no backslash, no percent-encoded `.`, `/` or `\\`
   (`%2e%2e%2f`): traversal forms are refused, never resolved;
-- no control, format (zero-width, bidi override), surrogate, private-use or unassigned character, and every
-  segment is in NFKC form without spaces at its ends: two paths that read alike are the same path
-  (`ｎｏｔｅｓ` or a decomposed `é` would otherwise be a second file that looks like the first);
+- no control, format (zero-width, bidi override), surrogate, private-use, unassigned or other invisible character
+  (every Default_Ignorable one: a Hangul filler, a variation selector), and every segment is in NFKC form without
+  spaces at its ends: `ｎｏｔｅｓ` or a decomposed `é` would otherwise be a second file that looks like the first;
+  beyond NFKC, the backend reads a path that looks like an existing one (`noтes.md`, Cyrillic т) as that one
+  (helpers.memory_tool.backend.same_paths);
 - at most MAX_SEGMENT_BYTES per name, MAX_PATH_BYTES per path and MAX_DEPTH names below `/memories`.
 
 The refusal texts: "Path must start with /memories, got: {path}" and "Path {path} would escape /memories
@@ -28,6 +30,8 @@ from typing import Any
 from urllib.parse import unquote
 
 from anthropic.lib.tools import ToolError
+
+from helpers.prompts import invisible
 
 __all__ = [
     "ROOT",
@@ -60,7 +64,7 @@ def shown(text: str, limit: int = _SHOWN_CHARS) -> str:
 
 
 def _odd(ch: str) -> bool:
-    return unicodedata.category(ch) in _REFUSED_CATEGORIES
+    return unicodedata.category(ch) in _REFUSED_CATEGORIES or invisible(ch)  # a Hangul filler is a letter
 
 
 def _check_segment(segment: str, path: str) -> None:

@@ -26,6 +26,7 @@ import bson
 import numpy as np
 
 from helpers.config import load_settings
+from helpers.db.private import private_dir, private_file
 from helpers.retrieval.cache import UserRows
 from helpers.retrieval.coarse import CoarseIndex
 from helpers.retrieval.columns import COLUMNS
@@ -129,10 +130,10 @@ def write_snapshot(path: Path, rows: UserRows, *, user_id: str, epoch: str, sett
     }
     text = json.dumps(header, ensure_ascii=False).encode("utf-8", "surrogatepass")
     start = _align(16 + len(text), ALIGN)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)  # memory text is in this file: owner-only (helpers.db.private)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     try:
-        with open(tmp, "wb") as out:
+        with os.fdopen(private_file(tmp), "wb") as out:
             out.write(MAGIC + len(text).to_bytes(8, "little") + text)
             for name, array in arrays.items():
                 out.seek(start + layout[name]["offset"])

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 import numpy as np
 from bson import ObjectId
 
+from helpers.db.crash import crash_point
 from helpers.retrieval.cache import PROJECTION
 from helpers.retrieval.schema import (
     KINDS,
@@ -82,6 +83,7 @@ class MemoryWrites:
             epoch, first, last = self.cache.announce(user_id, [doc["_id"] for doc in docs], "put")
             for doc in docs:
                 doc["rev"] = last
+            crash_point("index:announced")
             self.store.memories.insert_many(docs, ordered=True)
             rows = self.cache.peek(user_id)
             if rows is not None:

@@ -13,7 +13,7 @@ from helpers.llm import get_client
 from helpers.memory import EmptyMessageError, SessionConflict, TurnError
 from helpers.memory.history import MAX_USER_CHARS
 from helpers.memory.importer import import_turns
-from helpers.tools.cli_checks import OneLineParser, UsageError, check_args, positive_int
+from helpers.tools.cli_checks import OneLineParser, UsageError, check_args, positive_int, terminal_safe
 from helpers.tools.erase import forget_command
 from helpers.tools.settle import message_kept, settle_failed_turn
 
@@ -89,10 +89,11 @@ TOO_LONG = object()  # what _stdin_lines yields for a line longer than any messa
 
 
 def _stdin_lines():
-    """Yield stdin lines decoded as UTF-8 (undecodable bytes become U+FFFD instead of crashing); a line longer than
+    """Yield stdin lines decoded as UTF-8 (undecodable bytes become U+FFFD instead of crashing), ended by `\n` or
+    `\r\n` only (a bare `\r` inside a line does not split it into two turns); a line longer than
     a message may be is read past in chunks, never held whole (one 300 MB line once took ~1 GB), and yields TOO_LONG."""
     stream = (
-        io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace", newline=None)
+        io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace", newline="\n")
         if hasattr(sys.stdin, "buffer")
         else sys.stdin
     )
@@ -178,7 +179,7 @@ def _one_shot(args, memory) -> int | None:
         result = import_turns(memory, turns)  # both stages keep each turn's ts, speaker and conversation
     else:
         return None
-    print(json.dumps(result, indent=2, ensure_ascii=False, default=str))
+    print(terminal_safe(json.dumps(result, indent=2, ensure_ascii=False, default=str)))
     return 0
 
 
@@ -186,8 +187,8 @@ def _one_line(err: BaseException) -> str:
     """An error as one short line: its message, with the type named when it is not one of ours."""
     text = " ".join(str(err).split()) or "no details"
     if isinstance(err, (TurnError, SessionConflict, StoreError, UsageError, ConfigError)):
-        return text  # our own messages: already one actionable sentence or two
-    return f"{type(err).__name__}: {text}"[:300]
+        return terminal_safe(text)  # our own messages: already one actionable sentence or two
+    return terminal_safe(f"{type(err).__name__}: {text}"[:300])
 
 
 def _settle(memory, err: BaseException) -> str:
@@ -276,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
             failures += 1
             print(f"! {_one_line(err)} {_settle(memory, err)}", file=sys.stderr)
             continue
-        print(" ".join(result.reply.split()) or "(empty reply)", flush=True)
+        print(terminal_safe(" ".join(result.reply.split())) or "(empty reply)", flush=True)
     try:
         if hasattr(memory, "close"):
             memory.close()  # background memory work finishes before the process ends

@@ -14,13 +14,21 @@ from typing import Any, NoReturn
 from helpers.config import Settings
 from helpers.memory import EmptyMessageError, check_user_text
 from helpers.offline import FaultPlan
+from helpers.prompts import invisible
 
-__all__ = ["UsageError", "OneLineParser", "positive_int", "check_args", "MAX_TOKENS_ARG", "MAX_FAULTS"]
+__all__ = ["UsageError", "OneLineParser", "terminal_safe", "positive_int", "check_args", "MAX_TOKENS_ARG", "MAX_FAULTS"]
 
 MAX_TOKENS_ARG = 1_000_000_000  # far above any context window; stops absurd values before they reach the database
 MAX_ID_CHARS = 256
+MAX_SESSION_FILE_BYTES = 4096  # a session file holds one id and a newline
 MAX_FAULTS = 10_000  # GTE_OFFLINE_FAULTS "500xN": N is a test knob, not a way to fill memory
 _DIGITS = re.compile(r"\+?[0-9]+")
+
+
+def terminal_safe(text: str) -> str:
+    """`text` with every control character but line breaks and tabs written out as `\\u001b` (valid in JSON too):
+    stored text (a memory, a reply quoting one) never sets the terminal's title or clears its screen."""
+    return "".join(f"\\u{ord(c):04x}" if unicodedata.category(c) == "Cc" and c not in "\n\t" else c for c in text)
 
 
 class UsageError(ValueError):
@@ -74,10 +82,19 @@ def _check_text(flag: str, value: str | None, *, max_chars: int | None = None) -
         raise UsageError(f"{flag} is {len(value):,} characters long; use at most {max_chars}")
 
 
-def _check_id(flag: str, value: str) -> None:
+def _check_id(flag: str, value: str) -> str:
+    """The id in NFKC form (fullwidth `ａｌｉｃｅ` is `alice`: one person is one user); spaces and invisible
+    characters (`alice\u200b` would be another user who reads the same) are refused."""
     _check_text(flag, value, max_chars=MAX_ID_CHARS)
     if any(c.isspace() for c in value.strip()) or value != value.strip():
         raise UsageError(f"{flag} must not contain spaces, got {value!r}")
+    hidden = [c for c in value if invisible(c)]
+    if hidden:
+        raise UsageError(f"{flag} contains an invisible character (U+{ord(hidden[0]):04X}), got {value!r}; remove it")
+    normal = unicodedata.normalize("NFKC", value)
+    if any(c.isspace() for c in normal) or any(invisible(c) for c in normal):
+        raise UsageError(f"{flag} must not contain spaces or invisible characters, got {value!r}")
+    return normal
 
 
 def _writable_parent(path: Path) -> Path | None:
@@ -96,6 +113,11 @@ def _check_session_file(flag: str, value: str) -> None:
         if path.exists():
             if not path.is_file():
                 raise UsageError(f"{flag} {value!r} is not a regular file")
+            if path.stat().st_size > MAX_SESSION_FILE_BYTES:  # refused by its size: never read whole
+                raise UsageError(
+                    f"{flag} {value!r} is {path.stat().st_size:,} bytes: not a session file (it holds one id, "
+                    f"{MAX_SESSION_FILE_BYTES:,} bytes at most); give the path of one, or of a new file"
+                )
             text = path.read_text(encoding="utf-8").strip()
             if text and (len(text) > MAX_ID_CHARS or any(c.isspace() or not c.isprintable() for c in text)):
                 raise UsageError(
@@ -147,10 +169,10 @@ def check_args(
 ) -> dict[str, Any]:
     """Raise UsageError naming the first unusable argument or setting; return what was read (the --import turns)."""
     _check_faults(os.environ if env is None else env)
-    _check_id("--user", args.user)
+    args.user = _check_id("--user", args.user)
     _check_text("--system", args.system)
     if getattr(args, "forget_user", None) is not None:  # needs the store, whatever the stage
-        _check_id("--forget-user", args.forget_user)
+        args.forget_user = _check_id("--forget-user", args.forget_user)
         if not settings.mongodb_uri:
             _check_data_dir(settings)
         return {}

@@ -19,6 +19,7 @@ from helpers.db.scrub import SYSTEM_DATABASES
 from helpers.db.server import erase_deleted
 from helpers.db.store import Store, StoreError
 from helpers.memory.forget import documents_of, forget_user
+from helpers.tools.cli_checks import terminal_safe
 
 __all__ = ["OPERATOR_NOTE", "forget_command", "forget_everywhere"]
 
@@ -83,5 +84,5 @@ def forget_command(settings: Settings, user_id: str, one_line) -> int:
         return 1
     finally:
         store.close()
-    print(json.dumps(result, indent=2, ensure_ascii=False))
+    print(terminal_safe(json.dumps(result, indent=2, ensure_ascii=False)))
     return 0 if result["left"] == 0 else 1

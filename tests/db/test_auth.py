@@ -121,3 +121,94 @@ def test_lost_credentials_are_made_again_and_the_old_password_stops_working(scra
     with open_store(load_settings().with_(data_dir=scratch_dir), fallback=False) as store:
         assert store.memories.count_documents({}) == 0 and first_uri.startswith("mongodb://127.0.0.1:")
     assert os.stat(root / "credentials.json").st_mode & 0o077 == 0
+
+
+def _servers_on(storage: Path) -> list[list[str]]:
+    """The command lines of every live process serving `storage` (read from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                args = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
+            except OSError:
+                continue
+            if any(SERVER_BINARY in a for a in args) and str(storage) in args:
+                found.append(args)
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="the watcher reads /proc (Linux)")
+def test_a_watcher_sees_no_server_without_auth_for_a_new_data_dir(scratch_dir):
+    """Issue 41: a new data dir's server never runs without --auth, not for a millisecond; nobody gets in."""
+    import threading
+
+    storage = server_paths(scratch_dir).storage
+    seen: list[list[str]] = []
+    attempts: list[str] = []
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            for args in _servers_on(storage):
+                seen.append(args)
+                port = args[args.index("--port") + 1]
+                try:  # what another local user would do the moment the port opens
+                    with MongoClient(f"mongodb://127.0.0.1:{port}/", serverSelectionTimeoutMS=200) as probe:
+                        probe.admin.command("createUser", "mallory", pwd="x", roles=["root"])
+                    attempts.append("createUser succeeded")
+                except Exception as err:  # noqa: BLE001 - any refusal is the point
+                    attempts.append(type(err).__name__)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        uri = ensure_local_server(scratch_dir)
+        time.sleep(0.3)
+    finally:
+        done.set()
+        watcher.join()
+    assert seen, "the watcher saw no server at all: it did not watch"
+    assert all("--auth" in args for args in seen), [a for a in seen if "--auth" not in a][:1]
+    assert "createUser succeeded" not in attempts
+    with MongoClient(uri, serverSelectionTimeoutMS=3000, **client_options(read_credentials(storage.parent))) as c:
+        assert [u["user"] for u in c.admin.command("usersInfo")["users"]] == [USER]
+
+
+@pytest.mark.slow
+def test_a_user_planted_in_any_database_is_dropped_at_start(scratch_dir):
+    """A user slipped into the storage files in a non-admin database (usersInfo on admin never lists it) is gone
+    after the next start, and the log says which."""
+    ensure_local_server(scratch_dir)
+    stop_local_server(scratch_dir)
+    paths = server_paths(scratch_dir)
+    port = _free_port()
+    binary = Path(sys.executable).parent / SERVER_BINARY
+    rogue = subprocess.Popen(
+        [str(binary), "--host", "127.0.0.1", "--port", str(port), "--storage-path", str(paths.storage)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        with MongoClient(f"mongodb://127.0.0.1:{port}/?directConnection=true", serverSelectionTimeoutMS=20000) as c:
+            c.goldfish_to_elephant.command("createUser", "mallory", pwd="backdoor", roles=["readWrite"])
+    finally:
+        rogue.terminate()
+        rogue.wait(timeout=30)
+    uri = ensure_local_server(scratch_dir)
+    backdoor = MongoClient(
+        uri, username="mallory", password="backdoor", authSource="goldfish_to_elephant", serverSelectionTimeoutMS=3000
+    )
+    _refused(backdoor, 18)
+    assert "goldfish_to_elephant.mallory" in paths.log.read_text()
+
+
+def test_files_in_a_storage_dir_without_a_database_are_refused(tmp_path):
+    paths = server_paths(tmp_path)
+    paths.storage.mkdir(parents=True)
+    (paths.storage / "planted.wt").write_bytes(b"not ours")
+    from helpers.db.launch import StoreUnavailable
+
+    with pytest.raises(StoreUnavailable, match="planted.wt.*refused"):
+        ensure_local_server(tmp_path)
+    assert not _servers_on(paths.storage) and (paths.storage / "planted.wt").exists()

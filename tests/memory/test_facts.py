@@ -154,6 +154,28 @@ def test_contradiction_supersedes_without_deleting(facts, mock_store):
         assert "The user lives in Denver." not in texts
 
 
+def test_a_kill_between_storing_a_fact_and_superseding_the_old_one_is_finished_when_it_comes_again(facts, monkeypatch):
+    """Issue 41, an import phase with no crash point before: the new fact stored, the old one not yet superseded.
+    The fact carries what it replaces, so the import run again (which extracts it again) finishes the supersede."""
+    from helpers.db import crash
+
+    class Killed(BaseException):
+        pass
+
+    denver = facts.add_facts("alice", ["The user lives in Denver."])[0]
+    monkeypatch.setenv("GTE_CRASH_AT", "facts:added")
+    monkeypatch.setattr(crash, "EXIT", lambda code: (_ for _ in ()).throw(Killed()))
+    crash.VISITS.clear()
+    with pytest.raises(Killed):
+        facts.add_facts("alice", ["The user lives in Los Angeles."])
+    assert len(facts.active("alice")) == 2  # as the killed process left it: both active
+    monkeypatch.delenv("GTE_CRASH_AT")
+    again = facts.add_facts("alice", ["The user lives in Los Angeles."])[0]
+    assert again.action == "touched" and again.replaced == [denver.id]
+    assert [h.text for h in facts.active("alice")] == ["The user lives in Los Angeles."]
+    assert facts.add_facts("alice", ["The user lives in Los Angeles."])[0].replaced == []  # nothing owed now
+
+
 def test_stating_an_old_value_again_supersedes_the_newer_one(facts):
     facts.add_facts("alice", ["The user lives in Denver."])
     la = facts.add_facts("alice", ["The user lives in Los Angeles."])[0]

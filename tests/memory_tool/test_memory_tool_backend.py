@@ -19,6 +19,7 @@ from helpers import prompts
 from helpers.config import ConfigError, load_settings
 from helpers.memory.forget import documents_of, forget_user
 from helpers.memory_tool import AUDIT, FILES, Limits, MongoMemoryTool
+from helpers.memory_tool.storage import path_id
 
 SETTINGS = load_settings({})
 
@@ -96,11 +97,39 @@ def test_writes_are_audited_without_a_copy_of_what_was_written(store):
         ("delete", "ok"),
     ]
     assert all(e["user_id"] == "maya" and e["session_id"] == "s1" and e["turn"] == "t1" and e["at"] for e in trail)
-    assert trail[0]["path"] == "/memories/me.md" and trail[0]["file_bytes"] == len(secret) and trail[0]["version"] == 1
-    assert trail[3]["path"] == "/memories/../../etc/shadow"
-    assert trail[4]["old_path"] == "/memories/me.md" and trail[4]["new_path"] == "/memories/profile.md"
+    me, profile = path_id("maya", "/memories/me.md"), path_id("maya", "/memories/profile.md")
+    assert trail[0]["path"] == me and trail[0]["file_bytes"] == len(secret) and trail[0]["version"] == 1
+    assert trail[3]["path"] == path_id("maya", "/memories/../../etc/shadow")  # files named by a hash (issue 41)
+    assert trail[4]["old_path"] == me and trail[4]["new_path"] == profile and trail[5]["path"] == profile
     dumped = json.dumps(list(store.db[AUDIT].find({}, {"_id": 0})), default=str)
     assert "4471-XJ" not in dumped and "9000-ZZ" not in dumped and "locker" not in dumped
+    assert "me.md" not in dumped and "profile" not in dumped and "shadow" not in dumped
+
+
+def test_a_created_then_deleted_file_leaves_no_name_in_the_audit(store):
+    tool = MongoMemoryTool(store, "maya", settings=SETTINGS)
+    name = "/memories/card-4111-1111-1111-1111.md"
+    call(tool, command="create", path=name, file_text="expires 09/29")
+    call(tool, command="delete", path=name)
+    assert [e["command"] for e in tool.trail()] == ["create", "delete"]
+    dumped = json.dumps(list(store.db[AUDIT].find({})), default=str) + json.dumps(
+        list(store.db[FILES].find({})), default=str
+    )
+    assert "4111" not in dumped and "card" not in dumped and "09/29" not in dumped
+
+
+def test_the_audit_entry_is_saved_in_the_same_write_as_the_files(mock_store, monkeypatch):
+    """Issue 41: killed right after the save (before the entry reaches memory_audit), the entry is not lost."""
+    tool = MongoMemoryTool(mock_store, "maya", settings=SETTINGS)
+    monkeypatch.setattr(tool.storage, "flush", lambda user_id: 0)  # the process dies right after each save
+    call(tool, command="create", path="/memories/a.md", file_text="one")
+    call(tool, command="str_replace", path="/memories/a.md", old_str="one", new_str="two")
+    doc = mock_store.db[FILES].find_one({"user_id": "maya"})
+    assert [e["command"] for e in doc["pending_audit"]] == ["create", "str_replace"]  # saved with the files
+    monkeypatch.undo()
+    assert [(e["command"], e["version"]) for e in tool.trail()] == [("create", 1), ("str_replace", 2)]
+    assert mock_store.db[FILES].find_one({"user_id": "maya"})["pending_audit"] == []
+    assert mock_store.db[AUDIT].count_documents({"user_id": "maya"}) == 2 and len(tool.trail()) == 2  # no copy twice
 
 
 def test_forget_user_erases_the_files_and_the_audit_trail_and_nothing_of_another_user(store):
@@ -204,3 +233,32 @@ def test_limits_come_from_the_settings_and_bad_values_name_the_setting(mock_stor
         load_settings({"MEMORY_TOOL_MAX_USER_BYTES": "20000000"})
     with pytest.raises(ConfigError, match="MEMORY_TOOL_VIEW_CHARS"):
         load_settings({"MEMORY_TOOL_VIEW_CHARS": "ten"})
+
+
+@pytest.mark.parametrize("command", [["view"], {"name": "view"}, 7, None])
+def test_a_command_that_is_not_a_string_is_the_models_error_not_a_database_failure(mock_store, command):
+    """Issue 41: a list or an object as `command` once crashed into "the memory store did not answer"."""
+    tool = MongoMemoryTool(mock_store, "maya", settings=SETTINGS)
+    with pytest.raises(ToolError, match="must be a string") as info:
+        tool.call({"command": command, "path": "/memories"})
+    assert "did not answer" not in str(info.value) and tool.failure is None
+
+
+def test_a_path_that_reads_like_an_existing_one_is_that_path(store):
+    """Issue 41: `/memories/noтes.md` (Cyrillic т) is `/memories/notes.md`, not a second file beside it."""
+    tool = MongoMemoryTool(store, "maya", settings=SETTINGS)
+    call(tool, command="create", path="/memories/notes.md", file_text="tea\n")
+    assert "already exists" in call(tool, command="create", path="/memories/noтes.md", file_text="coffee\n")
+    assert "tea" in call(tool, command="view", path="/memories/noтes.md")
+    call(tool, command="str_replace", path="/memories/ɴotes.md", old_str="tea", new_str="green tea")  # small capital
+    call(tool, command="create", path="/memories/plans/a.md", file_text="x")
+    call(tool, command="create", path="/memories/pʟans/b.md", file_text="y")  # the folder that reads alike
+    assert [f.path for f in tool.files()] == ["/memories/notes.md", "/memories/plans/a.md", "/memories/plans/b.md"]
+    assert tool.read("/memories/notes.md") == "green tea\n"
+
+
+@pytest.mark.parametrize("path", ["/memories/no\u3164tes.md", "/memories/notes\ufe0f.md", "/memories/n\u034fotes.md"])
+def test_a_path_with_an_invisible_letter_is_refused(mock_store, path):
+    tool = MongoMemoryTool(mock_store, "maya", settings=SETTINGS)
+    assert "invisible or control character" in call(tool, command="create", path=path, file_text="x")
+    assert tool.files() == []

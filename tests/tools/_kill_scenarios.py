@@ -35,6 +35,8 @@ IMPORT_POINTS = [
     "import:chunk@1",
     "import:chunk@2",
     "import:saved",
+    "index:announced@1",  # issue 41: a memory write announced, its documents not inserted (the turns' batch)
+    "index:announced@3",  # ... a fact's
 ]
 USER, SESSION = "u", "s"
 

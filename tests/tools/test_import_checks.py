@@ -36,6 +36,12 @@ def nested(levels: int) -> dict:
 
 
 BAD = {
+    "a timestamp at the calendar's end (issue 41)": [
+        line(role="user", content="hi", ts="9999-12-31T23:59:59-14:00"),
+        line(role="assistant", content="hello"),
+    ],
+    "a timestamp at the calendar's start": [line(role="user", content="hi", ts="0001-01-01T00:00:00+14:00")],
+    "a conversation dated at the calendar's end": ["(conversation on 9999-12-31T23:59:59-14:00)"],
     "dollar key in a block": [line(role="user", content=[{"type": "text", "text": "hi", "$where": "sleep(1)"}])],
     "dollar key nested": [
         line(role="user", content="hi"),
