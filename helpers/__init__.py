@@ -72,6 +72,10 @@ TOOLS built on the core:
                                 and consistency.py: a session checked against its logs), widget/ (the live chat widget: render.py,
                                 state to HTML; events.py, clicks and threads), git_clean.py (a saved run leaves
                                 `git status` clean; `run.py lab` installs it)
+    exercises/                  the learner's exercises: check.py (`check(id, fn)`: the check that teaches, the
+                                package's function when a blank is left), registry.py, and one module per lesson (each
+                                lesson's cases and hints; the solutions are in notebooks/solutions/): lesson02.py,
+                                lesson03.py, lesson04.py, lesson05.py, lesson06.py, lesson07.py
     bench/                      `python -m helpers.bench ...` (__main__.py, cli.py, common.py): one module per
                                 benchmark: cost.py (with cost_table.py: every strategy side by side; cost_pace.py: pace and
                                 TTL; cost_floor.py: the floor of the comparison; cost_report.py: provenance,
@@ -79,7 +83,7 @@ TOOLS built on the core:
                                 kinds.py (who decides what to remember: application, model, platform; 06),
                                 overhead.py, load.py (with users.py: many users in one process), recall.py,
                                 retrieval.py (with latency.py and synthetic.py: cold start, latency and RSS at
-                                scale; scale_table.py: the README's table of both; coarse_real.py: the coarse
+                                scale; scale_table.py: docs/benchmarks.md's table of both; coarse_real.py: the coarse
                                 lists against exact ranking on real conversations), longmem/ (long
                                 conversations: methods.py with baselines.py; floor.py chooses the relevance
                                 floor), reader_eval.py (the offline reader); scoring.py (answer-in-request, and

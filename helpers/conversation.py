@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     import anthropic
 
 __all__ = [
+    "chat_turn",
     "format_turns",
     "Message",
     "ROLES",
@@ -200,3 +201,12 @@ def format_turns(messages: list[dict]) -> str:
         who = "User" if m["role"] == "user" else "Assistant"
         lines.append(f"{who}: {' '.join(text_of(m).split())}")
     return "\n".join(lines)
+
+
+def chat_turn(history: list[Message], text: str, ask: Callable[[list[Message]], str]) -> str:
+    """One turn of the history list (02, the learner's first exercise): append the user's `text`, `ask` the model
+    with the WHOLE list, append its reply as the assistant's message, and return the reply."""
+    history.append({"role": "user", "content": text})
+    reply = ask(history)
+    history.append({"role": "assistant", "content": reply})
+    return reply

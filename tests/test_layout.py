@@ -340,6 +340,7 @@ WINGS = {
     "offline": "plumbing",
     "memory_tool": "taught",  # the memory tool (issue 33), taught in 06_memory_tool
     "tools": "tool",
+    "exercises": "tool",  # the learner's exercises and their checks (issue 38)
     "bench": "tool",
 }
 # what a first docstring line may start its claim with, per wing ("Plumbing for" is a part of a wing you may skip)

@@ -64,7 +64,7 @@ def test_house_style(path):
     cells = load(path)["cells"]
     first = source(cells[0])
     assert first.startswith("# "), "opens with a title"
-    assert "What you'll learn" in first and "Recap" in first
+    assert ("What you'll learn" in first or "What you'll be able to do" in first) and "Recap" in first
     code = "\n".join(source(c) for c in cells if c["cell_type"] == "code")
     markdown = "\n".join(source(c) for c in cells if c["cell_type"] == "markdown")
     assert "describe(" in code, "prints which model and store are in use"

