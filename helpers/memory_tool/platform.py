@@ -1,9 +1,9 @@
-"""The memory tool beside the platform's own context management. Taught in further/07_platform_memory.
+"""Memory tool and platform context management. Taught in further/07_platform_memory, section 'Compaction that fires'.
 
 Three pieces the going-further notebook runs, each as the docs describe it:
 
-- `long_transcript(turns)` and `compaction_request(...)`: a long chat built from the trip script (a transcript: the
-  user's turns, Scout's replies elided), sent with `compact_20260112` so a request past the trigger is compacted
+- `long_transcript(texts)` and `compaction_request(...)`: a long chat built from a script of user messages (a
+  transcript: the user's turns, Scout's replies elided), sent with `compact_20260112` so a request past the trigger is compacted
   (https://platform.claude.com/docs/en/build-with-claude/compaction-threshold, beta `compact-2026-01-12`; models
   from claude-sonnet-4-6 and claude-opus-4-6 on, not claude-haiku-4-5);
 - `EditedConversation`: one conversation with the memory tool and `clear_tool_uses_20250919`
@@ -26,7 +26,6 @@ from helpers.config import Settings
 from helpers.memory_tool.backend import MongoMemoryTool
 from helpers.memory_tool.loop import ToolLoop, run_tool_loop
 from helpers.prompts import MEMORY_TOOL_GUIDANCE, SCOUT_PERSONA, neutralise_tags
-from helpers.sim.scripts import recall_script
 
 __all__ = [
     "COMPACTION_MODEL",
@@ -47,10 +46,10 @@ ELIDED = "(Scout's reply, elided from this transcript)"
 PIN_LIMIT = 2_000  # characters of one pinned file: a block in every request stays small
 
 
-def long_transcript(turns: int) -> list[dict]:
-    """The trip chat's first `turns` user messages as a conversation, each followed by an elided assistant reply."""
+def long_transcript(texts: list[str]) -> list[dict]:
+    """User messages (a scripted chat's) as a conversation, each followed by an elided assistant reply."""
     messages: list[dict] = []
-    for text in recall_script(turns):
+    for text in texts:
         messages += [{"role": "user", "content": text}, {"role": "assistant", "content": ELIDED}]
     return messages
 
