@@ -1,4 +1,4 @@
-"""Every prompt the helpers send, in one place, so the offline model and the live API see the same text. Taught in 04_bounded_memory_mongodb, section 'Build it yourself: trim and merge'."""
+"""Every prompt the helpers send, in one place, so the offline model and the live API see the same text. Taught in 04_bounded_memory_mongodb, section 'The rolling summary'."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Token counting in one place: `usage`, `messages.count_tokens`, and the local BPE. Taught in 03_context_window_overflow, section 'Tokens per message, done right'."""
+"""Token counting in one place: `usage`, `messages.count_tokens`, and the local BPE. Taught in 03_context_window_overflow, section 'Tokens per message'."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ __all__ = [
     "count_request_tokens",
     "request_base_tokens",
     "per_message_tokens",
+    "message_tokens",
+    "request_counter",
     "text_tokens",
     "whole_context_counts",
     "local_tokens",
@@ -42,18 +44,30 @@ def request_base_tokens(client: anthropic.Anthropic, model: str, system: str | N
     return count_request_tokens(client, model, system, [{"role": "user", "content": "."}]) - 1
 
 
+def request_counter(client: anthropic.Anthropic, model: str, system: str | None) -> Callable[[list[dict]], int]:
+    """`count(messages)`: the input tokens of a request holding these messages; `count([])` is its fixed base."""
+
+    def count(messages: list[dict]) -> int:
+        if not messages:
+            return request_base_tokens(client, model, system)
+        return count_request_tokens(client, model, system, messages)
+
+    return count
+
+
+def message_tokens(messages: list[dict], count: Callable[[list[dict]], int]) -> list[int]:
+    """Each message's own tokens: `count(messages[:i + 1]) - count(messages[:i])`, differences of prefix counts
+    (`count([])` is the request's fixed base). The learner writes it in 03_context_window_overflow."""
+    counts = [count(messages[:i]) for i in range(len(messages) + 1)]
+    return [after - before for before, after in zip(counts, counts[1:])]
+
+
 def per_message_tokens(client: anthropic.Anthropic, model: str, system: str | None, messages: list[dict]) -> list[int]:
     """Each message's own tokens, from differences of consecutive prefix counts (no double counting).
 
     `sum(result) + request_base_tokens(...) == count_request_tokens(...)` for the whole list.
     """
-    counts: list[int] = []
-    previous = request_base_tokens(client, model, system)
-    for i in range(1, len(messages) + 1):
-        current = count_request_tokens(client, model, system, messages[:i])
-        counts.append(current - previous)
-        previous = current
-    return counts
+    return message_tokens(messages, request_counter(client, model, system))
 
 
 def whole_context_counts(

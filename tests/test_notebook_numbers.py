@@ -51,9 +51,8 @@ NOT_CLAIMS = (
 
 # (notebook path prefix, text around the number that makes it a definition, why it is not a result)
 ALLOWED = [
-    ("03_", "0.1× the input price", "Anthropic's price rule for cache reads"),
-    ("03_", "at 1.25×", "Anthropic's price rule for 5-minute cache writes"),
-    ("03_", "writes its prefix at 1.25x", "the same price rule, in an exercise solution's comment"),
+    ("further/02_", "0.1× the input price", "Anthropic's price rule for cache reads"),
+    ("further/02_", "at 1.25×", "Anthropic's price rule for 5-minute cache writes"),
     ("03_", "# 5× — both prices are five times Haiku's", "a ratio of two list prices, stated as such"),
     ("further/02_", "at 1.25x", "Anthropic's price rule for 5-minute cache writes"),
     ("further/05_", "0% … 100% of the budget", "the range of shares the sweep tries"),
@@ -63,8 +62,7 @@ ALLOWED = [
 # (notebook path prefix, the phrase, the id of the cell that asserts it, the assert's text) or
 # (notebook path prefix, the phrase, "definition", why it claims no measured amount)
 QUANTIFIERS = [
-    ("03_", "at a tenth of the price", "definition", "the cache-read price rule (0.1×), restated in words"),
-    ("03_", "at a tenth of the input price", "definition", "the same price rule"),
+    ("further/02_", "at a tenth of the price", "definition", "the cache-read price rule (0.1×), restated in words"),
     ("02_", "chat twice more", "definition", "an exercise's instruction"),
     ("02_", "six times the first call", "definition", "an exercise's question, which its solution computes"),
     ("further/03_", "halves the chunk when the request is too long", "definition", "what the code does, not an amount"),

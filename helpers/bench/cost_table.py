@@ -1,4 +1,4 @@
-"""The cost story side by side: every strategy, with and without prompt caching, at 50, 200 and 1,000 turns. Tools for 03_context_window_overflow, "Caching cuts the price, not the window".
+"""The cost story side by side: every strategy, with and without prompt caching, at 50, 200 and 1,000 turns. Tools for further/02_prompt_caching, "Every strategy, priced at two models".
 
 One run of the scripted trip chat with three details planted (helpers.sim.scripts.recall_script) per strategy
 (and per model where caching makes the model matter), on the offline model with replies padded to REPLY_TOKENS

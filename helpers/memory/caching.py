@@ -1,4 +1,4 @@
-"""Prompt-cache breakpoints on a request, the history list with caching on, and the cache-aware layout per model. Taught in 03_context_window_overflow, section 'Caching cuts the price, not the window'.
+"""Prompt-cache breakpoints on a request, the history list with caching on, and the cache-aware layout per model. Taught in further/02_prompt_caching, section 'Caching naive history: the price, not the window'.
 
 Prompt caching (https://platform.claude.com/docs/en/build-with-claude/prompt-caching): a `cache_control`
 breakpoint on a content block asks the API to keep the request's prefix up to that block. A later request

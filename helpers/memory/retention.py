@@ -1,4 +1,4 @@
-"""The retention check: does each fact's value (names, numbers, the thing itself) survive in a summary? Taught in 04_bounded_memory_mongodb, section 'Forty turns with Scout'.
+"""The retention check: does each fact's value (names, numbers, the thing itself) survive in a summary? Taught in further/03_summary_internals, section 'The retention check'.
 
 A fact like "The user is allergic to peanuts." frames a value ("peanuts") with words any summary may
 rephrase ("The user", "is", "to"). The check drops the framing words and asks for every remaining value

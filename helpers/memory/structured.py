@@ -1,4 +1,4 @@
-"""Structured model output through tool use: force a tool, validate its input against the schema. Taught in 04_bounded_memory_mongodb, section 'Forty turns with Scout'.
+"""Structured model output through tool use: force a tool, validate its input against the schema. Taught in further/03_summary_internals, section 'The retention check'.
 
 Every helper that needs data back from the model (fact extraction, fact reconciliation) offers one
 tool with an `input_schema` and forces it with `tool_choice`. The reply's `tool_use` input is then

@@ -1,7 +1,8 @@
-"""Incremental rolling summary with a retention check. Taught in 04_bounded_memory_mongodb, section 'Build it yourself: trim and merge'."""
+"""Incremental rolling summary with a retention check. Taught in 04_bounded_memory_mongodb, section 'The rolling summary'."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import anthropic
@@ -15,27 +16,40 @@ from helpers.prompts import data_block
 __all__ = [
     "SummaryResult",
     "summary_request",
+    "summary_messages",
+    "merge_into_summary",
     "fact_present",
     "merge_summary",
     "system_with_summary",
 ]
 
 
-def summary_request(
-    model: str, old_summary: str, dropped: list[dict], max_tokens: int, must_keep: list[str] | None = None
-) -> dict:
-    """The summary call: the existing summary plus only the newly dropped turns (never the whole transcript)."""
+def summary_messages(old_summary: str, dropped: list[dict], must_keep: list[str] | None = None) -> list[dict]:
+    """The summary call's one user message: the existing summary plus only the newly dropped turns."""
     body = f"<existing_summary>\n{old_summary}\n</existing_summary>\n<new_turns>\n{format_turns(dropped)}\n</new_turns>"
     if must_keep:
         body += (
             "\n<must_keep>\n" + "\n".join(must_keep) + "\n</must_keep>\n"
             "Your previous summary lost the facts in <must_keep>; include each of them."
         )
+    return [{"role": "user", "content": body}]
+
+
+def merge_into_summary(old_summary: str, dropped: list[dict], ask: Callable[[list[dict]], str]) -> str:
+    """One merge: `ask` the summariser with the old summary and only the dropped turns; return its text, stripped.
+    The learner writes it in 04_bounded_memory_mongodb (`merge_summary` adds the retention check)."""
+    return ask(summary_messages(old_summary, dropped)).strip()
+
+
+def summary_request(
+    model: str, old_summary: str, dropped: list[dict], max_tokens: int, must_keep: list[str] | None = None
+) -> dict:
+    """The summary call: the existing summary plus only the newly dropped turns (never the whole transcript)."""
     return {
         "model": model,
         "max_tokens": max_tokens,
         "system": prompts.SUMMARY_TASK,
-        "messages": [{"role": "user", "content": body}],
+        "messages": summary_messages(old_summary, dropped, must_keep),
     }
 
 

@@ -51,3 +51,117 @@ WRONG: dict[str, list[Callable]] = {
     "06.path": [path_prefix_only, path_without_dot_names],
     "06.str_replace": [str_replace_every_match, str_replace_silent_when_missing],
 }
+
+
+# --- 03.message_tokens ----------------------------------------------------------------------------------------------
+
+
+def message_tokens_whole_context_on_each(messages, count):
+    return [count(messages[: i + 1]) for i in range(len(messages))]  # the running total, stored on every message
+
+
+def message_tokens_counts_each_alone(messages, count):
+    return [count([m]) for m in messages]  # each alone, the fixed base counted again every time
+
+
+def message_tokens_len_over_four(messages, count):
+    return [round(len(m["content"]) / 4) for m in messages]  # an estimate: count is never asked
+
+
+def message_tokens_base_on_the_first(messages, count):
+    totals = [count(messages[: i + 1]) for i in range(len(messages))]
+    return totals[:1] + [b - a for a, b in zip(totals, totals[1:])]  # the first message carries the fixed base
+
+
+# --- 04.trim -------------------------------------------------------------------------------------------------------
+
+
+def _exchanges(messages):
+    groups = []
+    for m in messages:
+        if m["role"] == "user" or not groups:
+            groups.append([])
+        groups[-1].append(m)
+    return groups
+
+
+def trim_drops_the_newest_when_over_budget(messages, budget):
+    kept, used = [], 0
+    for group in reversed(_exchanges(messages)):
+        size = sum(m["tokens"] for m in group)
+        if used + size > budget:
+            break
+        kept, used = group + kept, used + size
+    return kept, messages[: len(messages) - len(kept)]
+
+
+def trim_splits_an_exchange(messages, budget):
+    kept, used = [messages[-1]] if messages else [], messages[-1]["tokens"] if messages else 0
+    for m in reversed(messages[:-1]):  # message by message: an answer can stay without its question
+        if used + m["tokens"] > budget:
+            break
+        kept, used = [m] + kept, used + m["tokens"]
+    return kept, messages[: len(messages) - len(kept)]
+
+
+def trim_keeps_the_oldest(messages, budget):
+    kept, used = [], 0
+    for group in _exchanges(messages):
+        size = sum(m["tokens"] for m in group)
+        if kept and used + size > budget:
+            break
+        kept, used = kept + group, used + size
+    return kept, messages[len(kept) :]
+
+
+def trim_skips_what_does_not_fit(messages, budget):
+    groups = _exchanges(messages)
+    if not groups:
+        return [], []
+    keep, used = [groups[-1]], sum(m["tokens"] for m in groups[-1])
+    for group in reversed(groups[:-1]):
+        size = sum(m["tokens"] for m in group)
+        if used + size <= budget:  # continues past an exchange that did not fit: a gap in the middle
+            keep, used = [group] + keep, used + size
+    kept = [m for group in keep for m in group]
+    return kept, [m for m in messages if m not in kept]
+
+
+# --- 04.merge ------------------------------------------------------------------------------------------------------
+
+
+def _turns(dropped):
+    return "\n".join(f"{'User' if m['role'] == 'user' else 'Assistant'}: {m['content']}" for m in dropped)
+
+
+def merge_forgets_the_old_summary(old_summary, dropped, ask):
+    body = f"<existing_summary>\n\n</existing_summary>\n<new_turns>\n{_turns(dropped)}\n</new_turns>"
+    return ask([{"role": "user", "content": body}]).strip()  # the summary of the new turns only: the past is lost
+
+
+def merge_appends_to_the_old_summary(old_summary, dropped, ask):
+    body = f"<existing_summary>\n{old_summary}\n</existing_summary>\n<new_turns>\n{_turns(dropped)}\n</new_turns>"
+    return old_summary + " " + ask([{"role": "user", "content": body}]).strip()  # grows every merge: not bounded
+
+
+def merge_sends_the_turns_as_messages(old_summary, dropped, ask):
+    return ask([{"role": "user", "content": old_summary}, *dropped]).strip()  # a chat to continue, not a merge
+
+
+WRONG["03.message_tokens"] = [
+    message_tokens_whole_context_on_each,
+    message_tokens_counts_each_alone,
+    message_tokens_len_over_four,
+    message_tokens_base_on_the_first,
+]
+WRONG["04.trim"] = [
+    trim_drops_the_newest_when_over_budget,
+    trim_splits_an_exchange,
+    trim_keeps_the_oldest,
+    trim_skips_what_does_not_fit,
+]
+WRONG["04.merge"] = [
+    merge_forgets_the_old_summary,
+    merge_appends_to_the_old_summary,
+    merge_sends_the_turns_as_messages,
+]

@@ -603,3 +603,16 @@ def test_forget_me_erases_the_user_and_says_what_it_does_not_reach(client, setti
     assert "Forgot u1" in w.lines[-1][1] and "oplog" in w.lines[-1][1] and w.memory.state()["log_count"] == 0
     plain = ChatWidget(HistoryMemory(client, settings))
     assert plain.forget_button.layout.display == "none" and plain.forget() is None  # nothing kept per user
+
+
+def test_show_puts_a_restart_note_under_the_chat(client, settings, monkeypatch):
+    """The note is plain HTML beside the widget, so it is still there after a kernel restart, naming what to do."""
+    import IPython.display
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda *objs: shown.extend(objs))
+    chat = ChatWidget(bounded(client, settings))
+    chat.show()
+    assert shown[0] is chat and isinstance(shown[1], IPython.display.HTML)
+    note = shown[1].data
+    assert "kernel restart" in note and "re-run this cell" in note and "model not found" in note

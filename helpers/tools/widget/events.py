@@ -34,6 +34,7 @@ from helpers.tools.widget.render import (
     gauge_panel_html,
     gauge_scale,
     log_html,
+    restart_note_html,
     retrieved_html,
     state_error_html,
     summary_html,
@@ -149,6 +150,12 @@ class ChatWidget(widgets.VBox):
         self.add_class("gte-chat")
         self._render_log()
         self.refresh()
+
+    def show(self) -> None:
+        """Display the chat, then a plain note that survives a kernel restart and says to re-run the cell."""
+        from IPython.display import HTML, display
+
+        display(self, HTML(restart_note_html()))
 
     # -- events
     def _on_input_msg(self, _widget: Any, content: dict, _buffers: Any) -> None:

@@ -24,6 +24,7 @@ __all__ = [
     "cost_html",
     "answer_html",
     "gauge_scale",
+    "restart_note_html",
     "MUTED",
 ]
 
@@ -380,3 +381,13 @@ def _memory_line(m: Any) -> str:
     )
     tail = f' <span style="{_MUTED}">({_esc(", ".join(meta))})</span>' if meta else ""
     return kind + _esc(_short(m.get("text", ""))) + tail
+
+
+def restart_note_html() -> str:
+    """The plain note shown under a chat: it outlives the kernel, which the chat does not (after a restart JupyterLab
+    can only say "model not found" where the chat was), and says what to do."""
+    return (
+        f'<div class="gte-restart-note" style="{_MUTED};font-size:12px">After a kernel restart this chat stops '
+        "(JupyterLab may show <i>model not found</i> in its place): run the notebook's setup cell, then re-run this "
+        "cell to get a new chat. Your conversation is kept in the database.</div>"
+    )
