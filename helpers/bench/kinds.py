@@ -108,16 +108,18 @@ def measure_kinds(turns: int, *, settings: Settings | None = None, store: Any = 
     session, calls, tokens, USD, compactions (see the module docstring)."""
     settings = (settings or load_settings()).with_(chat_model=model, summary_model=model, extraction_model=model)
     client = simulation_client(settings)
-    store = store if store is not None else mongomock_store("kinds")
     script, questions = recall_script(turns), recall_questions()
     rows = {}
     for name, decides, kwargs in KINDS:
         ledger, user = CostLedger(), f"kinds-{name}-{turns}"
-        told = _memory(name, kwargs, client, settings, store, user, "told", ledger)
+        # each row on its own in-memory store unless one is given: mongomock scans a collection's documents on every
+        # write (its unique indexes), so rows sharing one store slow each other down as the collections grow
+        store_of_row = store if store is not None else mongomock_store(f"kinds-{name}")
+        told = _memory(name, kwargs, client, settings, store_of_row, user, "told", ledger)
         for text in script:
             told.turn(text)
         same = sum(answer.lower() in told.turn(q).reply.lower() for _, q, answer in questions)
-        fresh = _memory(name, kwargs, client, settings, store, user, "new", ledger)
+        fresh = _memory(name, kwargs, client, settings, store_of_row, user, "new", ledger)
         new = sum(answer.lower() in fresh.turn(q).reply.lower() for _, q, answer in questions)
         totals = ledger.totals()
         steps = sum(entry.purpose == "compaction" for entry in ledger.entries)
