@@ -54,6 +54,8 @@ THE TAUGHT CORE, in notebook order (read these; "further/NN" is a going-further 
         memory/budget.py        one context budget shared by window, summary and memories
         memory/transcript.py    read a dated transcript; memory/importer.py imports it (`--import`)
         retrieval/names.py      the people of a conversation as a filter, not search words (MemoryIndex.search)
+    further/07 (the platform's memory):
+        memory_tool/platform.py compaction that fires, the memory tool with context editing, pinned memory
 
 PLUMBING you can skip (first docstring line "Plumbing:"):
 

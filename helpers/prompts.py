@@ -154,7 +154,7 @@ MEMORY_CLOSE = "\n</remembered_memories>"
 # name whose letters may be split by non-letters. Only the tag is replaced in the original; the rest of the text
 # keeps its characters. `data_block` checks a block's whole body as the model will read it (every memory, date
 # line, speaker name and line break joined), so a tag split across two memories cannot close it either.
-_BLOCK_NAMES = ("remembered_memories", "conversation_summary")
+_BLOCK_NAMES = ("remembered_memories", "conversation_summary", "memory_file")  # memory_file: pinned files (further/07)
 REMOVED = "[tag removed]"
 _BIDI_MARKS = "\u200e\u200f"  # the package's data wraps right-to-left characters in them
 

@@ -33,7 +33,7 @@ from anthropic.lib.tools import ToolError
 from helpers.memory_tool.paths import ROOT, ancestors, check_path, is_under, shown
 from helpers.memory_tool.views import VIEW_CHARS, directory_view, file_view, numbered, split_lines
 
-__all__ = ["COMMANDS", "WRITES", "MemoryFile", "Limits", "MemoryTree"]
+__all__ = ["COMMANDS", "WRITES", "MemoryFile", "Limits", "MemoryTree", "replace_once"]
 
 COMMANDS = ("view", "create", "str_replace", "insert", "delete", "rename")
 WRITES = frozenset(COMMANDS[1:])  # every command but view may change the files
@@ -272,3 +272,13 @@ class MemoryTree:
             line = _required(params, "insert_line", command)
             return self.insert(path, line, _text(params, "insert_text", command), now)
         return self.delete(path)
+
+
+def replace_once(content: str, old: str, new: str) -> str:
+    """`content` with `old` replaced by `new`, when `old` appears exactly once; else ValueError, nothing changed
+    (the rule of `str_replace`, without the file: the exercise of 06_memory_tool)."""
+    count = content.count(old) if old else 0
+    if count != 1:
+        raise ValueError(f"old_str {old!r} appears {count} times; it must appear exactly once")
+    at = content.find(old)
+    return content[:at] + new + content[at + len(old) :]

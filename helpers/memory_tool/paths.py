@@ -39,6 +39,7 @@ __all__ = [
     "MAX_PATH_BYTES",
     "MAX_DEPTH",
     "check_path",
+    "is_allowed",
     "shown",
     "parent_of",
     "ancestors",
@@ -142,3 +143,12 @@ def ancestors(path: str) -> list[str]:
 def is_under(path: str, directory: str) -> bool:
     """True when `path` lies inside `directory` (not equal to it)."""
     return path.startswith(directory.rstrip("/") + "/")
+
+
+def is_allowed(path: Any) -> bool:
+    """True when `check_path` accepts `path` (the exercise of 06_memory_tool, 'Paths stay under /memories')."""
+    try:
+        check_path(path)
+    except ToolError:
+        return False
+    return True

@@ -17,6 +17,9 @@ results), so it is deterministic and the tool runner drives it exactly as it dri
    number) are not written.
 4. **Answer only from what it read**: the reply is the offline reader's, from the request's own text plus the lines
    of the files viewed in this turn (tool traffic itself is not read as statements).
+5. **A file the system prompt already shows is read**: an application that pins a memory file into the system
+   prompt (`<memory_file path="/memories/...">`, numbered lines as `view` shows them: further/07_platform_memory)
+   has given the model its text: the policy does not view it again, and edits it like a file it viewed.
 
 These are the stand-in's choices (one file, one fact per line, always reading everything): a live model decides
 its own commands, files and words. Errors from the tool (`is_error`) end the writing: the policy answers instead of
@@ -48,6 +51,7 @@ SECRET = re.compile(
 _LINE = re.compile(r"^\s*(\d+)\t(.*)$")
 _LISTED = re.compile(r"^\S+\t(/memories/\S.*?)$")
 _WRITES = ("create", "str_replace", "insert", "delete", "rename")
+_PINNED = re.compile(r'<memory_file path="(/memories/[^"]+)">\n(.*?)</memory_file>', re.S)
 _CONTINUES = re.compile(r"view them with view_range \[(\d+), (-?\d+)\]\]\s*$")
 
 
@@ -109,7 +113,7 @@ class MemoryPolicy(Behaviour):
         messages = body["messages"]
         start, done = turn_so_far(messages, tool)
         said = _text_of(messages[start]["content"]) if messages and messages[start]["role"] == "user" else ""
-        read = self._read(done)
+        read = {**self._pinned(body), **self._read(done)}
         if choice != "none":
             step = self._next_step(said, done, read)
             if step:
@@ -129,6 +133,7 @@ class MemoryPolicy(Behaviour):
         if facts or any(is_question(s) for s in sentences(said)):
             files = listed_files(listing)
             files = ([OWN_FILE] if OWN_FILE in files else []) + [f for f in files if f != OWN_FILE]
+            files = [f for f in files if f not in read]  # a pinned file is read already
             if files and not any(p.get("command") == "view" and p.get("path") != ROOT for p, _, _ in done):
                 return [{"command": "view", "path": f} for f in files[:MAX_FILES_READ]]
             more = self._pages(done)
@@ -139,6 +144,13 @@ class MemoryPolicy(Behaviour):
     @staticmethod
     def _facts(said: str) -> list[str]:
         return [f for f in dict.fromkeys(facts_from_text(said, "user")) if not SECRET.search(f)]
+
+    @staticmethod
+    def _pinned(body: dict) -> dict[str, list[tuple[int, str]]]:
+        """The memory files the system prompt shows (pinned by the application): their numbered lines."""
+        system = body.get("system") or ""
+        system = system if isinstance(system, str) else "\n".join(b.get("text", "") for b in system)
+        return {path: file_lines("\n" + text) for path, text in _PINNED.findall(system)}
 
     @staticmethod
     def _read(done: list) -> dict[str, list[tuple[int, str]]]:

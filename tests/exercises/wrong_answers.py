@@ -26,8 +26,30 @@ def chat_turn_returns_nothing(history, text, ask):
     history.append({"role": "assistant", "content": ask(history)})
 
 
+def path_prefix_only(path):
+    return path.startswith("/memories")  # the reference handler's plain prefix test: /memoriesX and .. get through
+
+
+def path_without_dot_names(path):
+    return path == "/memories" or path.startswith("/memories/")  # right prefix, but ../../etc/passwd gets through
+
+
+def str_replace_every_match(content, old, new):
+    if old not in content:
+        raise ValueError(f"{old!r} not found")
+    return content.replace(old, new)  # two matches: both replaced, where the tool must refuse
+
+
+def str_replace_silent_when_missing(content, old, new):
+    if content.count(old) > 1:
+        raise ValueError("ambiguous")
+    return content.replace(old, new)  # no match: returns the text unchanged instead of refusing
+
+
 WRONG: dict[str, list[Callable]] = {
     "02.chat_turn": [chat_turn_sends_only_the_new_message, chat_turn_forgets_the_reply, chat_turn_returns_nothing],
+    "06.path": [path_prefix_only, path_without_dot_names],
+    "06.str_replace": [str_replace_every_match, str_replace_silent_when_missing],
 }
 
 
