@@ -160,3 +160,12 @@ def test_the_drift_check_sees_a_hand_edit(tmp_path, monkeypatch):
     assert mk.main(["--check"]) == 1
     (tmp_path / source.name).write_text(generated)
     assert mk.main(["--check"]) == 0
+
+
+def test_every_core_lesson_from_02_to_07_has_a_blank_and_the_arc_has_ten_or_more():
+    """Issue 38: the learner writes at least one function in every core lesson 02-07, ten or more in all, each with its
+    solution in notebooks/solutions/."""
+    per_lesson = {f"{n:02d}": [ex.id for ex in EXERCISES if ex.id.startswith(f"{n:02d}.")] for n in range(2, 8)}
+    assert all(per_lesson.values()), f"lessons without an exercise: {[k for k, v in per_lesson.items() if not v]}"
+    assert len(EXERCISES) >= 10, per_lesson
+    assert {p.name[:2] for p in SOLUTIONS} == set(per_lesson)
