@@ -83,7 +83,7 @@ TOOLS built on the core:
                                 kinds.py (who decides what to remember: application, model, platform; 06),
                                 overhead.py, load.py (with users.py: many users in one process), recall.py,
                                 retrieval.py (with latency.py and synthetic.py: cold start, latency and RSS at
-                                scale; scale_table.py: the README's table of both; coarse_real.py: the coarse
+                                scale; scale_table.py: docs/benchmarks.md's table of both; coarse_real.py: the coarse
                                 lists against exact ranking on real conversations), longmem/ (long
                                 conversations: methods.py with baselines.py; floor.py chooses the relevance
                                 floor), reader_eval.py (the offline reader); scoring.py (answer-in-request, and

@@ -1,7 +1,7 @@
 """The `retrieval` benchmark: cold start, search latency and memory at N memories per user (vector, BM25, hybrid). Tools for further/04_memory_in_production, "Which retrieval wins? Measure it".
 
 `python -m helpers.bench retrieval --memories 1000,10000,50000 --out docs/results/retrieval.json` measures every
-size in one run (helpers.bench.latency) and writes the results file the README's scale table is made from
+size in one run (helpers.bench.latency) and writes the results file the scale table of docs/benchmarks.md is made from
 (helpers.bench.scale_table), with its provenance: command, commit, date, mode and the machine's load.
 """
 

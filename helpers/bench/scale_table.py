@@ -1,6 +1,6 @@
-"""Tools: the README's "Memory at scale" table, made from the results files of `bench retrieval` and `bench load --users`.
+"""Tools: the "Memory at scale" table of docs/benchmarks.md, made from the results files of `bench retrieval` and `bench load --users`.
 
-The README never types a figure in: `tests/bench/test_scale_results.py` checks that its table is exactly what
+docs/benchmarks.md never types a figure in: `tests/bench/test_scale_results.py` checks that its table is exactly what
 `scale_table()` makes from docs/results/retrieval.json, load.json and coarse.json.
 """
 

@@ -1,5 +1,5 @@
 """The scale results files (docs/results/retrieval.json, load.json): provenance complete, every size of one run, the
-targets recomputed from the figures, identical results, and the README's table made from them."""
+targets recomputed from the figures, identical results, and the table of docs/benchmarks.md made from them."""
 
 from __future__ import annotations
 
@@ -62,11 +62,11 @@ def test_the_capped_run_held_no_more_than_its_cap():
 
 
 def test_the_readme_table_is_made_from_the_results_files():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8")
     assert BEGIN in readme and END in readme
     table = readme.split(BEGIN, 1)[1].split(END, 1)[0].strip()
     assert table == scale_table(), (
-        "re-make the README's scale table: python -c 'from helpers.bench.scale_table import scale_table; print(scale_table())'"
+        "re-make the scale table in docs/benchmarks.md: python -c 'from helpers.bench.scale_table import scale_table; print(scale_table())'"
     )
 
 
