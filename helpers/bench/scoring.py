@@ -1,4 +1,4 @@
-"""Is the answer in the request? Whole-word, case-insensitive matching of gold answers in what the model would read. Tools for 07_elephant, section "Your elephant against the package's".
+"""Is the answer in the request? Whole-word, case-insensitive matching of gold answers in what the model would read. Tools for 07_elephant, section "Three memories, one score".
 
 A substring test says "teal" is in "steal"; here an answer counts only where it stands as words of its own
 (apostrophes, hyphens and punctuation around it are fine; whitespace inside it may differ).
@@ -17,6 +17,7 @@ __all__ = [
     "gold_in_request",
     "current_in_request",
     "gold_current_in_request",
+    "score",
 ]
 
 
@@ -70,3 +71,15 @@ def gold_current_in_request(request: dict, gold: list[list[str]], stale: list[st
     """`gold_in_request`, with every stale value (one replaced by a newer one) turning a hit into a miss."""
     text = request_text(request)
     return gold_in_request(request, gold) and not any(mentions(text, old) for old in stale)
+
+
+def score(request_for, questions, client, model: str) -> tuple[int, float, int]:
+    """One memory design's score on (kind, question, expected answer) triples: how many requests carry the answer
+    (`answer_in_request`), and the mean and largest request in tokens (`count_tokens` of system + messages).
+    `request_for(question)` is the request the model answers that question from."""
+    from helpers.tokens import count_request_tokens
+
+    requests = [(request_for(q), a) for _kind, q, a in questions]
+    found = sum(answer_in_request(r, a) for r, a in requests)
+    tokens = [count_request_tokens(client, model, r["system"], r["messages"]) for r, _ in requests]
+    return found, sum(tokens) / len(tokens), max(tokens)

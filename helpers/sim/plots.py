@@ -16,7 +16,10 @@ from matplotlib.figure import Figure
 
 from helpers.sim.simulate import SimulationResult
 
-__all__ = ["plot_input_tokens", "plot_request_parts", "plot_cumulative_cost", "plot_recall_and_cost", "COST_PARTS"]
+__all__ = [
+    "plot_input_tokens", "plot_request_parts", "plot_cumulative_cost", "plot_recall_and_cost", "plot_similarity",
+    "COST_PARTS",
+]  # fmt: skip
 
 # What a bar of USD is made of, in stacking order: (key in a row's "usd_by_kind", legend label, colour)
 COST_PARTS = (
@@ -212,4 +215,20 @@ def plot_recall_and_cost(table: Mapping[str, Mapping[str, float]], *, title: str
     fig.suptitle(
         title or "Recall of planted facts and details (left) and what each strategy's conversation cost (right)"
     )
+    return fig
+
+
+def plot_similarity(sentences: list[str], sims: np.ndarray, *, title: str) -> Figure:
+    """A heatmap of pairwise cosine similarities, each cell labelled. Taught in 05_vector_memory, 'Embeddings as
+    geometry' (the caller's `title` states its finding; the notebook asserts it)."""
+    labels = [s if len(s) < 24 else s[:22] + "…" for s in sentences]
+    fig, ax = plt.subplots(figsize=(7, 5.5), layout="constrained")
+    plt.close(fig)
+    image = ax.imshow(sims, cmap="viridis", vmin=0, vmax=1)
+    for (i, j), value in np.ndenumerate(sims):
+        ax.text(j, i, f"{value:.2f}", ha="center", va="center", color="white" if value < 0.6 else "black")
+    ax.set_xticks(range(len(labels)), labels, rotation=35, ha="right")
+    ax.set_yticks(range(len(labels)), labels)
+    fig.colorbar(image, label="cosine similarity")
+    ax.set_title(title)
     return fig

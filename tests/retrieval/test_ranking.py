@@ -119,3 +119,26 @@ def test_holding_skips_the_refresh_until_the_batch_ends_then_catches_up():
         seen = {h.text for h in mine.all("u", now=T0 + timedelta(days=1))}
         assert seen == {TEXTS[0], TEXTS[1]}
     assert {h.text for h in mine.all("u", now=T0 + timedelta(days=1))} == set(TEXTS[:3])
+
+
+# -- what 05's learner writes: cosine_rank and rrf_ranking, the exercises' fallbacks
+@given(st.lists(st.lists(st.floats(-5, 5), min_size=3, max_size=3), min_size=1, max_size=8))
+def test_cosine_rank_orders_as_top_k_on_unit_vectors_whatever_the_lengths(rows):
+    from helpers.retrieval.ranking import cosine_rank, cosine_scores
+
+    vectors = np.array(rows, dtype=np.float64) + 0.01  # no all-zero row
+    query = np.array([0.3, -1.2, 2.0])
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    ranked = cosine_rank(query, vectors * 7.5)  # lengths never change the order
+    sims = cosine_scores(unit, query / np.linalg.norm(query))
+    assert sorted(ranked) == list(range(len(rows)))
+    assert all(sims[a] >= sims[b] - 1e-6 for a, b in zip(ranked, ranked[1:]))
+
+
+def test_rrf_ranking_is_rrf_without_the_scores():
+    from helpers.retrieval.ranking import rrf_ranking
+
+    rankings = [["a", "x", "b"], ["y", "z", "b"]]
+    assert rrf_ranking(rankings) == list(rrf(rankings)) == ["b", "a", "y", "x", "z"]
+    assert rrf_ranking(rankings, k=0) == ["a", "y", "b", "x", "z"]
+    assert rrf_ranking([["a", "b"], ["b", "a"]], weights=[0.5, 1.0]) == ["b", "a"]
