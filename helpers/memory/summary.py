@@ -18,6 +18,7 @@ __all__ = [
     "summary_request",
     "summary_messages",
     "merge_into_summary",
+    "summariser",
     "fact_present",
     "merge_summary",
     "system_with_summary",
@@ -39,6 +40,19 @@ def merge_into_summary(old_summary: str, dropped: list[dict], ask: Callable[[lis
     """One merge: `ask` the summariser with the old summary and only the dropped turns; return its text, stripped.
     The learner writes it in 04_bounded_memory_mongodb (`merge_summary` adds the retention check)."""
     return ask(summary_messages(old_summary, dropped)).strip()
+
+
+def summariser(client: anthropic.Anthropic, model: str, max_tokens: int) -> Callable[[list[dict]], str]:
+    """The `ask` a merge sends to: one call to `model` with the summary task as its system prompt, the reply capped at
+    the summary's size (`max_tokens`); returns the reply's text."""
+
+    def ask(messages: list[dict]) -> str:
+        reply = client.messages.create(
+            model=model, max_tokens=max_tokens, system=prompts.SUMMARY_TASK, messages=messages
+        )
+        return reply_text(reply)
+
+    return ask
 
 
 def summary_request(

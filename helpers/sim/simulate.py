@@ -18,13 +18,14 @@ from helpers.config import Settings
 from helpers.llm import REPLY_TOKENS, get_client, offline_transport
 from helpers.offline import SimClock
 from helpers.pricing import CostLedger, Price, cost_of, price_of
-from helpers.sim.strategies import Strategy
+from helpers.sim.strategies import Strategy, make_strategy
 
 __all__ = [
     "SIMULATION_CONTEXT_WINDOW",
     "REPLY_TOKENS",
     "SECONDS_PER_TURN",
     "simulation_client",
+    "run_strategies",
     "reply_tokens_of",
     "SimulationResult",
     "simulate",
@@ -261,3 +262,15 @@ def simulate(
     if ledger is not None:
         result.cost_by_purpose = ledger.totals_by_purpose()
     return result
+
+
+def run_strategies(
+    settings: Settings, script: list[str], options: Mapping[str, Mapping[str, Any]]
+) -> dict[str, SimulationResult]:
+    """Each strategy named in `options` (a make_strategy name -> its keyword options) on the same `script`, on its own
+    simulation client, with a CostLedger so its summary and extraction calls are priced too."""
+    results = {}
+    for name, kw in options.items():
+        memory = make_strategy(name, simulation_client(settings), settings, ledger=CostLedger(), **kw)
+        results[name] = simulate(memory, script, name=name)
+    return results
