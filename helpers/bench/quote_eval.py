@@ -1,6 +1,6 @@
 """Plumbing: does the model contradict its request? Issue 40's phrasing set, asked the way a learner's chat asks it.
 
-Each item of tests/data/phrasing_quote.json is a fact the user stated and a question asked later in other words.
+Each item of tests/data/quote_phrasings.json is a fact the user stated and a question asked later in other words.
 The harness builds the request the chat widget sends: the persona, a summary block, a memory block, a window of
 recent turns, then the question. The fact sits either six messages back in the window ("turn") or as a retrieved
 turn memory in the memory block ("memory"), alternating item by item. It asks through the real SDK client and
@@ -32,7 +32,7 @@ from helpers.prompts import SCOUT_PERSONA
 
 __all__ = ["DATA", "load_items", "build_request", "judge", "evaluate", "main"]
 
-DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "phrasing_quote.json"
+DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "quote_phrasings.json"
 _NOT_TOLD = re.compile(
     r"(?i)\b(?:haven't|have not|never|didn't|did not) (?:told|tell|mention|said|say)|\bdo(?:n't| not) know\b|"
     r"\bnothing in (?:them|it|this conversation) answers\b"

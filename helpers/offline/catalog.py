@@ -43,6 +43,7 @@ class ModelInfo:
     retires: str | None = None  # ISO date of retirement (requests fail from that day)
     notes: str = ""
     family_max_images: int = field(default=0)  # 0: 100 images for a 200K window, 600 for larger
+    thinking_display: str = "summarized"  # thinking.display by default ("omitted" from Claude Opus 4.7 on)
 
     @property
     def retired(self) -> bool:
@@ -53,7 +54,9 @@ class ModelInfo:
         return self.family_max_images or (100 if self.context <= 200_000 else 600)
 
 
-_NEW = dict(context=1_000_000, max_output=128_000, prefill=False, sampling="default", high_res=True)
+_NEW = dict(
+    context=1_000_000, max_output=128_000, prefill=False, sampling="default", high_res=True, thinking_display="omitted"
+)  # Opus 4.7 and later: thinking content omitted by default (whats-new-claude-4-7)
 _EFFORT = ("low", "medium", "high", "xhigh", "max")
 _ALWAYS_ON = frozenset({ADAPTIVE})  # adaptive thinking always on: thinking cannot be disabled
 
@@ -135,7 +138,7 @@ MODELS: tuple[ModelInfo, ...] = (
     ),
     ModelInfo("claude-haiku-4-5-20251001", ("claude-haiku-4-5",), min_cache=4096),
     ModelInfo("claude-sonnet-4-5-20250929", ("claude-sonnet-4-5",), retires="2026-11-30"),
-    ModelInfo("claude-mythos-preview", retires="2026-06-30"),
+    ModelInfo("claude-mythos-preview", retires="2026-06-30", thinking_display="omitted"),
     ModelInfo("claude-opus-4-1-20250805", ("claude-opus-4-1",), max_output=32_000, retires="2026-08-05"),
     ModelInfo(
         "claude-opus-4-20250514", ("claude-opus-4-0", "claude-4-opus-20250514"), max_output=32_000, retires="2026-06-15"
