@@ -99,6 +99,7 @@ RULES: tuple[Rule, ...] = (
         rules_messages.first_message_user,
     ),
     Rule("messages.system_role", DOCS["mid_system"], rules_messages.system_role_supported),
+    Rule("messages.system_placement", DOCS["mid_system"], rules_forms.system_message_placement),
     Rule(
         "messages.non_empty",
         _obs("messages.1: all messages must have non-empty content except for the optional final assistant message"),

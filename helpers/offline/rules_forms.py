@@ -5,7 +5,8 @@ outputs and the `max_tokens: 0` pre-warm (each in helpers.offline.contract's RUL
   `jsonschema` package's own meta-schema check), and each of a tool's `input_examples` is valid against it;
 - at most 20 tools are `strict`; not every tool is deferred (`defer_loading`);
 - structured outputs (`output_config.format`) cannot continue a prefilled assistant message;
-- `max_tokens: 0` (a cache pre-warm) generates nothing, so it cannot stream, fix a format or force a tool.
+- `max_tokens: 0` (a cache pre-warm) generates nothing, so it cannot stream, fix a format or force a tool;
+- a mid-conversation system message sits right after a user turn and before an assistant turn (or last).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ __all__ = [
     "not_all_deferred",
     "format_without_prefill",
     "prewarm_generates_nothing",
+    "system_message_placement",
     "MAX_STRICT_TOOLS",
 ]
 
@@ -106,3 +108,29 @@ def prewarm_generates_nothing(call: Call) -> None:
     ):
         if used:
             raise refuse(f"max_tokens: 0 cannot be combined with {field}: a pre-warm request generates nothing")
+
+
+def _ends_in_server_tool_use(message: dict) -> bool:
+    content = message.get("content")
+    last = content[-1] if isinstance(content, list) and content else None
+    return isinstance(last, dict) and last.get("type") == "server_tool_use"
+
+
+def system_message_placement(call: Call) -> None:
+    """A mid-conversation `{"role": "system"}` message immediately follows a user message (or an assistant message
+    ending in a server tool use), and is last or followed by an assistant turn."""
+    messages = call.messages
+    for i, m in enumerate(messages):
+        if m.get("role") != "system":
+            continue
+        before = messages[i - 1] if i else None
+        after = messages[i + 1] if i + 1 < len(messages) else None
+        if before is None or not (
+            before.get("role") == "user" or (before.get("role") == "assistant" and _ends_in_server_tool_use(before))
+        ):
+            raise refuse(
+                f"messages.{i}: a system message must immediately follow a user message or an assistant message "
+                "ending in server tool use"
+            )
+        if after is not None and after.get("role") != "assistant":
+            raise refuse(f"messages.{i}: a system message must be the last message or be followed by an assistant turn")

@@ -90,6 +90,7 @@ CLEAR = {
 THINK = {"type": "enabled", "budget_tokens": 1024}
 
 
+_SYS = {"role": "system", "content": "Be brief."}
 _FORMAT = {
     "format": {
         "type": "json_schema",
@@ -699,6 +700,30 @@ def cases() -> list[tuple[str, int, str, dict]]:
         ("max_tokens 0 with a format", 400, DOCS["caching"], {"body": body(max_tokens=0, output_config=_FORMAT)}),
         ("max_tokens 0 streamed", 400, DOCS["caching"], {"body": body(max_tokens=0, stream=True)}),
         ("stop_sequences answered", 200, DOCS["stop_reasons"], {"body": body(stop_sequences=["END"])}),
+        (
+            "a system message after a user turn",
+            200,
+            DOCS["mid_system"],
+            {"body": body(user("Hi"), _SYS, assistant("Hello"), user("Go"), model="claude-opus-4-8")},
+        ),
+        (
+            "a system message after an assistant turn",
+            400,
+            DOCS["mid_system"],
+            {"body": body(user("Hi"), assistant("Hello"), _SYS, model="claude-opus-4-8")},
+        ),
+        (
+            "a system message followed by a user turn",
+            400,
+            DOCS["mid_system"],
+            {"body": body(user("Hi"), _SYS, user("Go"), model="claude-opus-4-8")},
+        ),
+        (
+            "a system message placed first",
+            400,
+            DOCS["mid_system"],
+            {"body": body(_SYS, user("Go"), model="claude-opus-4-8")},
+        ),
     ]
 
 
