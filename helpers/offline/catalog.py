@@ -44,6 +44,7 @@ class ModelInfo:
     notes: str = ""
     family_max_images: int = field(default=0)  # 0: 100 images for a 200K window, 600 for larger
     thinking_display: str = "summarized"  # thinking.display by default ("omitted" from Claude Opus 4.7 on)
+    disable_up_to: str | None = None  # thinking can be disabled only at this effort or lower (Opus 5, Haiku 5.5)
 
     @property
     def retired(self) -> bool:
@@ -87,6 +88,7 @@ MODELS: tuple[ModelInfo, ...] = (
     ModelInfo(
         "claude-opus-5",
         thinking=frozenset({ADAPTIVE, DISABLED}),
+        disable_up_to="high",
         mid_system=True,
         min_cache=512,
         effort=_EFFORT,
@@ -105,6 +107,7 @@ MODELS: tuple[ModelInfo, ...] = (
     ModelInfo(
         "claude-haiku-5-5",
         thinking=frozenset({ADAPTIVE, DISABLED}),
+        disable_up_to="high",
         mid_system=True,
         effort=_EFFORT,
         **_NEW,

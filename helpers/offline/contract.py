@@ -138,6 +138,12 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule("thinking.type", DOCS["adaptive"], rules_tools.thinking_type_supported),
     Rule("thinking.budget", DOCS["thinking"], rules_tools.thinking_budget),
+    Rule(
+        "thinking.disabled_effort",
+        "https://platform.claude.com/docs/en/models/opus-5-5/whats-new-opus-5-5#breaking-changes ; "
+        "https://platform.claude.com/docs/en/about-claude/models/whats-new-opus-5",
+        rules_forms.thinking_disabled_at_effort,
+    ),
     Rule("thinking.forced_tool", DOCS["thinking"] + "#feature-compatibility", rules_tools.thinking_with_forced_tool),
     Rule("thinking.sampling", DOCS["thinking"] + "#feature-compatibility", rules_tools.thinking_sampling),
     Rule(

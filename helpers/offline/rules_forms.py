@@ -6,7 +6,8 @@ outputs and the `max_tokens: 0` pre-warm (each in helpers.offline.contract's RUL
 - at most 20 tools are `strict`; not every tool is deferred (`defer_loading`);
 - structured outputs (`output_config.format`) cannot continue a prefilled assistant message;
 - `max_tokens: 0` (a cache pre-warm) generates nothing, so it cannot stream, fix a format or force a tool;
-- a mid-conversation system message sits right after a user turn and before an assistant turn (or last).
+- a mid-conversation system message sits right after a user turn and before an assistant turn (or last);
+- where a model lets thinking be disabled only up to an effort level, not above it.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ __all__ = [
     "format_without_prefill",
     "prewarm_generates_nothing",
     "system_message_placement",
+    "thinking_disabled_at_effort",
     "MAX_STRICT_TOOLS",
 ]
 
@@ -134,3 +136,18 @@ def system_message_placement(call: Call) -> None:
             )
         if after is not None and after.get("role") != "assistant":
             raise refuse(f"messages.{i}: a system message must be the last message or be followed by an assistant turn")
+
+
+_LEVELS = ("low", "medium", "high", "xhigh", "max")
+
+
+def thinking_disabled_at_effort(call: Call) -> None:
+    """Where a model lets thinking be disabled only up to an effort level (Claude Opus 5, Haiku 5.5: "high"),
+    `thinking: {"type": "disabled"}` with a higher `output_config.effort` is refused."""
+    cap = call.model.disable_up_to
+    effort = (call.body.get("output_config") or {}).get("effort")
+    if cap and call.thinking == "disabled" and effort in _LEVELS and _LEVELS.index(effort) > _LEVELS.index(cap):
+        raise refuse(
+            f'thinking.type: "disabled" is only supported at output_config.effort "{cap}" or lower on '
+            f'{call.model.id}; lower the effort or use thinking.type "adaptive"'
+        )

@@ -719,6 +719,18 @@ def cases() -> list[tuple[str, int, str, dict]]:
             {"body": body(user("Hi"), _SYS, user("Go"), model="claude-opus-4-8")},
         ),
         (
+            "thinking disabled at xhigh on Opus 5",
+            400,
+            "https://platform.claude.com/docs/en/about-claude/models/whats-new-opus-5",
+            {"body": body(model="claude-opus-5", thinking={"type": "disabled"}, output_config={"effort": "xhigh"})},
+        ),
+        (
+            "thinking disabled at high on Opus 5",
+            200,
+            "https://platform.claude.com/docs/en/about-claude/models/whats-new-opus-5",
+            {"body": body(model="claude-opus-5", thinking={"type": "disabled"}, output_config={"effort": "high"})},
+        ),
+        (
             "a system message placed first",
             400,
             DOCS["mid_system"],
