@@ -133,7 +133,8 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "tool_choice.forced",
-        "https://platform.claude.com/docs/en/models/sonnet-5-5/overview",
+        "https://platform.claude.com/docs/en/models/sonnet-5-5/overview ; "
+        "https://platform.claude.com/docs/en/models/opus-5-5/whats-new-opus-5-5#breaking-changes",
         rules_tools.forced_tool_supported,
     ),
     Rule("thinking.type", DOCS["adaptive"], rules_tools.thinking_type_supported),

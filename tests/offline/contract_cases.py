@@ -719,6 +719,12 @@ def cases() -> list[tuple[str, int, str, dict]]:
             {"body": body(user("Hi"), _SYS, user("Go"), model="claude-opus-4-8")},
         ),
         (
+            "forced tool on Opus 5.5",
+            400,
+            "https://platform.claude.com/docs/en/models/opus-5-5/whats-new-opus-5-5",
+            {"body": body(model="claude-opus-5-5", tools=[_tool()], tool_choice={"type": "any"})},
+        ),
+        (
             "thinking disabled at xhigh on Opus 5",
             400,
             "https://platform.claude.com/docs/en/about-claude/models/whats-new-opus-5",
