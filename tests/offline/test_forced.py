@@ -230,3 +230,10 @@ def test_the_reply_carries_the_fields_the_docs_promise(client):
     (only,) = compacting.usage.iterations
     assert only.type == "message" and only.input_tokens == compacting.usage.input_tokens
     assert only.output_tokens == compacting.usage.output_tokens
+
+
+def test_every_promise_of_a_reply_names_its_docs_page():
+    from helpers.offline.contract import PROMISES
+
+    assert len(PROMISES) >= 8 and len({name for name, _ in PROMISES}) == len(PROMISES)
+    assert all(source.startswith("https://platform.claude.com/docs/en/") for _, source in PROMISES)
