@@ -5,8 +5,10 @@ locker?". Saying "you haven't told me" then contradicts the request in front of 
 when it worked. So before declining, the stand-in looks for the request's line closest to the question (its
 sentences from the system prompt with its summary and memory blocks, and from every earlier message), and when one
 is close (it shares a content word, a synonym or a kind with the question, or is near it in meaning), it says it
-could not work out the answer and quotes that line, marked as a quote. Only when no line is close does it say it
-was not told.
+could not work out the answer and quotes that line, marked as a quote. A question about the user's own things ("our
+windows", "my locker") is also close to the nearest line in which the user speaks of their own things the same way
+("Our apartment overlooks the river"): only the user can have said what is theirs, so such a line may hold it. Only
+when no line is close does it say it was not told, or that nothing in the request answers.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from helpers.offline.language import PERSON_STEMS, content_stems, sentences, ste
 from helpers.offline.question import is_question
 from helpers.offline.synonyms import related
 
-__all__ = ["closest_line", "quoted_reply", "request_lines", "QUOTE_LEAD", "NEAR_MIN", "CLOSE_MIN"]
+__all__ = ["closest_line", "quoted_reply", "request_lines", "QUOTE_LEAD", "NEAR_MIN", "CLOSE_MIN", "OWNED_MIN"]
 
 QUOTE_LEAD = (
     "I couldn't work out the answer from this conversation, so I can't say for sure. The closest line it holds:"
@@ -27,6 +29,8 @@ QUOTE_LEAD = (
 NEAR_MIN = 0.30  # MiniLM cosine at which a line that shares no word with the question is still close to it
 CLOSE_MIN = 0.15  # ... and at which a line that shares a word with it is (a shared "locker" in a far sentence is not)
 LEAD_MIN, LEAD_BY = 0.20, 0.05  # ... or at which a line is close when it leads every other line by this much
+OWNED_MIN = 0.10  # ... at which the nearest line saying "our"/"my" as the question does is close to it
+_OWNERS = (re.compile(r"(?i)\b(?:my|mine)\b"), re.compile(r"(?i)\b(?:our|ours)\b"))  # the user's things, one or many
 _BLOCK = re.compile(r"<(conversation_summary|remembered_memories)>(.*?)</\1>", re.S)
 _ASSISTANT = re.compile(r"^\s*(?:\[[^\]]*\]\s*)*Assistant\s*:")
 _LABEL = re.compile(r"^\s*(?:\[[^\]]*\]\s*)*(?:(?:User|Assistant|Human)\s*:\s*)?")
@@ -91,7 +95,18 @@ def closest_line(question: str, system: str, messages: list[tuple[str, str]], sa
         score = near + 0.1 * shared  # meaning first: a shared word only breaks near ties
         if score > best_score:
             best, best_score = line, score
-    return best
+    return best if best is not None else _owned_line(question, lines, nears)
+
+
+def _owned_line(question: str, lines: list[str], nears: list[float]) -> str | None:
+    """For a question about the user's own things ("what can we see from *our* windows?"): the nearest line in which
+    the user speaks of their own things the same way ("*Our* apartment overlooks the river"), if it is near at all."""
+    owners = [o for o in _OWNERS if o.search(question)]
+    owned = [
+        (near, -i, line) for i, (line, near) in enumerate(zip(lines, nears)) if any(o.search(line) for o in owners)
+    ]
+    near, _, line = max(owned, default=(0.0, 0, None))
+    return line if near >= OWNED_MIN else None
 
 
 def quoted_reply(line: str) -> str:

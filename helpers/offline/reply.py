@@ -55,13 +55,16 @@ def persona(system: str) -> tuple[str | None, str]:
     return None, (m.group("role").strip() if m else "assistant")
 
 
-def stand_in_note(system: str, *, asked: bool = True) -> str:
+def stand_in_note(system: str, *, asked: bool = True, held: bool = False) -> str:
     """The one sentence for a question about the world (`asked`) or for small talk: what this stand-in is and what
     it knows. A real model would answer from what it learned; this one only reads the request, and says so instead
-    of inventing advice. Generic on purpose: it names no place, person or thing the user did not mention."""
+    of inventing advice. Generic on purpose: it names no place, person or thing the user did not mention.
+    `held`: the reply has just said what the request holds on it, so the note never claims nothing answers; without
+    it, "nothing in them answers that" is only said when no line of the request is close (see `_answer_part`)."""
     name, _role = persona(system)
     who = f"{name} here, played by the offline stand-in model" if name else "I'm the offline stand-in model"
-    rest = "and nothing in them answers that" if asked else "so I have nothing to add"
+    rest = "so that is all I can offer on it" if held else "and nothing in them answers that" if asked else ""
+    rest = rest or "so I have nothing to add"
     return f"{who}: I only know what this conversation and its memories hold, {rest}."
 
 
@@ -92,21 +95,27 @@ def _shorten(text: str, limit: int = 40) -> str:
 def _answer_part(system: str, question: str, pool: list, messages: list, said: str = "") -> tuple[str, bool]:
     """One question answered from `pool`: (reply, False if it is a memory question nothing answers). Advice or a
     question about the world gets what the request holds that bears on it, then the stand-in's note: never made-up
-    advice that reads like a real answer. A memory question the reader cannot answer gets the request's closest
-    line, quoted (helpers.offline.quote), and "you haven't told me" only when no line is close."""
+    advice that reads like a real answer. A question the reader cannot answer goes to `_decline`."""
     q = read_question(question)
     found = answer(q, pool)
     if found is not None:
         said = render_second(found)
         if q.advice and not q.personal:
-            return f"{said} {stand_in_note(system)}", True
+            return f"{said} {stand_in_note(system, held=True)}", True
         return said, True
-    if q.personal and _about_the_conversation(q, pool):
-        line = closest_line(question, system, messages, said)
-        if line is not None:  # never "not told" when the request may hold it: say so and quote the line
-            return quoted_reply(line), True
-        if not q.advice:
-            return DONT_KNOW, False  # a memory question nothing in the request answers
+    return _decline(system, question, q, pool, messages, said)
+
+
+def _decline(system: str, question: str, q, pool: list, messages: list, said: str) -> tuple[str, bool]:
+    """The one way the stand-in says it cannot answer, whatever kind of question the reader took it for (memory,
+    advice, the world): when a line of the request is close to the question it says it could not work the answer
+    out and quotes that line; only when none is close does it say it was not told (a question about the user or
+    their things) or that nothing in its request answers (anything else)."""
+    line = closest_line(question, system, messages, said)
+    if line is not None:  # never "not told" / "nothing answers" when the request may hold it: quote the line
+        return quoted_reply(line), True
+    if q.personal and _about_the_conversation(q, pool) and not q.advice:
+        return DONT_KNOW, False  # a memory question nothing in the request is close to
     return stand_in_note(system), True  # a question about the world: say what this stand-in is
 
 

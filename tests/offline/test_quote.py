@@ -136,3 +136,52 @@ def test_the_tune_part_through_the_sdk_has_no_contradiction(client):
     assert verdicts.count("contradicted") == 0, [o for o in outcomes if o["verdict"] == "contradicted"]
     assert all(re.search(r"\S", o["reply"]) for o in outcomes)
     assert verdicts.count("answered") + verdicts.count("quoted") == len(items), outcomes
+
+
+def _chat(statement: str, question: str, system: str = prompts.SCOUT_PERSONA) -> str:
+    turns = [("user", statement), ("assistant", "Noted.")]
+    for user, assistant in FILLER:
+        turns += [("user", user), ("assistant", assistant)]
+    return chat_reply(system, [*turns, ("user", question)])
+
+
+NOT_TOLD = re.compile(r"(?i)haven't told|don't know|nothing in them answers")
+
+
+def test_a_question_about_our_things_read_as_advice_quotes_the_users_own_line():
+    # "can we" reads as a request for advice; the question is still about the user's own things, and the only line in
+    # which the user speaks of theirs the same way ("our") may hold the answer: quoted, never "nothing answers that"
+    for statement, question in [
+        ("Our cabin looks out over Crater Lake.", "What can we spot from our porch?"),
+        ("My balcony faces the harbour.", "What can I look at from my deck?"),
+    ]:
+        reply = _chat(statement, question)
+        assert not NOT_TOLD.search(reply), (question, reply)
+        assert reply.startswith(QUOTE_LEAD) and reply.endswith(f'> "{statement}"'), (question, reply)
+
+
+def test_not_told_needs_no_line_close_whatever_the_question_was_read_as():
+    # the same questions with nothing of the user's own in the request: "not told" / "nothing answers" is true then
+    said = [("user", "I had a long week, glad it's over."), ("assistant", "Rest up.")]
+    for question in ("What can we spot from our porch?", "What's my dog called?", "Is there a good bookshop nearby?"):
+        reply = chat_reply(prompts.SCOUT_PERSONA, [*said, ("user", question)])
+        assert NOT_TOLD.search(reply) and QUOTE_LEAD not in reply, (question, reply)
+        assert closest_line(question, prompts.SCOUT_PERSONA, [*said, ("user", question)]) is None, question
+
+
+def test_a_world_question_with_a_close_line_never_says_nothing_answers():
+    # the reader answers what the request holds then adds the stand-in's note, or quotes the line: never "nothing"
+    for statement, question in [
+        ("I collect old maps of Lisbon and Porto.", "Where could a collector of antique maps shop?"),
+        ("I collect old maps of Lisbon and Porto.", "Is there a good shop for antique charts?"),
+    ]:
+        reply = _chat(statement, question)
+        assert "nothing in them answers" not in reply and "old maps" in reply, (question, reply)
+
+
+def test_an_answer_with_the_stand_in_note_never_says_nothing_answers():
+    from helpers.offline.reply import stand_in_note
+
+    held = stand_in_note(prompts.SCOUT_PERSONA, held=True)
+    assert "nothing in them answers" not in held and "offline stand-in" in held
+    assert "nothing in them answers" in stand_in_note(prompts.SCOUT_PERSONA)
