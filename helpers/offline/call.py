@@ -42,6 +42,12 @@ DOCS = {
     "mid_system": f"{_BASE}/build-with-claude/mid-conversation-system-messages",
     "streaming": f"{_BASE}/build-with-claude/streaming",
     "token_counting": f"{_BASE}/build-with-claude/token-counting",
+    "structured": f"{_BASE}/build-with-claude/structured-outputs",
+    "strict_tools": f"{_BASE}/agents-and-tools/tool-use/strict-tool-use",
+    "tool_search": f"{_BASE}/agents-and-tools/tool-use/tool-search-tool",
+    "stop_reasons": f"{_BASE}/build-with-claude/handling-stop-reasons",
+    "forcing_tools": f"{_BASE}/agents-and-tools/tool-use/define-tools#forcing-tool-use",
+    "thinking_display": f"{_BASE}/about-claude/models/whats-new-claude-4-7#thinking-content-omitted-by-default",
 }
 
 

@@ -43,6 +43,8 @@ class ModelInfo:
     retires: str | None = None  # ISO date of retirement (requests fail from that day)
     notes: str = ""
     family_max_images: int = field(default=0)  # 0: 100 images for a 200K window, 600 for larger
+    thinking_display: str = "summarized"  # thinking.display by default ("omitted" from Claude Opus 4.7 on)
+    disable_up_to: str | None = None  # thinking can be disabled only at this effort or lower (Opus 5, Haiku 5.5)
 
     @property
     def retired(self) -> bool:
@@ -53,7 +55,9 @@ class ModelInfo:
         return self.family_max_images or (100 if self.context <= 200_000 else 600)
 
 
-_NEW = dict(context=1_000_000, max_output=128_000, prefill=False, sampling="default", high_res=True)
+_NEW = dict(
+    context=1_000_000, max_output=128_000, prefill=False, sampling="default", high_res=True, thinking_display="omitted"
+)  # Opus 4.7 and later: thinking content omitted by default (whats-new-claude-4-7)
 _EFFORT = ("low", "medium", "high", "xhigh", "max")
 _ALWAYS_ON = frozenset({ADAPTIVE})  # adaptive thinking always on: thinking cannot be disabled
 
@@ -68,7 +72,16 @@ MODELS: tuple[ModelInfo, ...] = (
         notes="min_cache: Fable 5's value (the caching page read names Fable 5)",
     ),
     ModelInfo("claude-mythos-5-2", thinking=_ALWAYS_ON, mid_system=True, min_cache=512, effort=_EFFORT, **_NEW),
-    ModelInfo("claude-fable-5-1", thinking=_ALWAYS_ON, mid_system=True, min_cache=512, effort=_EFFORT, **_NEW),
+    ModelInfo(
+        "claude-fable-5-1",
+        thinking=_ALWAYS_ON,
+        mid_system=True,
+        min_cache=512,
+        effort=_EFFORT,
+        forced_tool=False,
+        **_NEW,
+        notes="forced_tool: whats-new-opus-5-5 says its breaking changes apply to Fable 5.1 too",
+    ),
     ModelInfo("claude-mythos-5-1", thinking=_ALWAYS_ON, mid_system=True, min_cache=512, effort=_EFFORT, **_NEW),
     ModelInfo("claude-fable-5", thinking=_ALWAYS_ON, mid_system=True, min_cache=512, effort=_EFFORT, **_NEW),
     ModelInfo("claude-mythos-5", thinking=_ALWAYS_ON, mid_system=True, min_cache=512, effort=_EFFORT, **_NEW),
@@ -78,12 +91,14 @@ MODELS: tuple[ModelInfo, ...] = (
         mid_system=True,
         min_cache=512,
         effort=_EFFORT,
+        forced_tool=False,  # whats-new-opus-5-5: forced tool use returns an error
         **_NEW,
         notes="min_cache: Opus 5's value",
     ),
     ModelInfo(
         "claude-opus-5",
         thinking=frozenset({ADAPTIVE, DISABLED}),
+        disable_up_to="high",
         mid_system=True,
         min_cache=512,
         effort=_EFFORT,
@@ -102,6 +117,7 @@ MODELS: tuple[ModelInfo, ...] = (
     ModelInfo(
         "claude-haiku-5-5",
         thinking=frozenset({ADAPTIVE, DISABLED}),
+        disable_up_to="high",
         mid_system=True,
         effort=_EFFORT,
         **_NEW,
@@ -135,7 +151,7 @@ MODELS: tuple[ModelInfo, ...] = (
     ),
     ModelInfo("claude-haiku-4-5-20251001", ("claude-haiku-4-5",), min_cache=4096),
     ModelInfo("claude-sonnet-4-5-20250929", ("claude-sonnet-4-5",), retires="2026-11-30"),
-    ModelInfo("claude-mythos-preview", retires="2026-06-30"),
+    ModelInfo("claude-mythos-preview", retires="2026-06-30", thinking_display="omitted"),
     ModelInfo("claude-opus-4-1-20250805", ("claude-opus-4-1",), max_output=32_000, retires="2026-08-05"),
     ModelInfo(
         "claude-opus-4-20250514", ("claude-opus-4-0", "claude-4-opus-20250514"), max_output=32_000, retires="2026-06-15"

@@ -23,13 +23,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 
-from helpers.offline import beta, rules_content, rules_messages, rules_request, rules_tools
+from helpers.offline import beta, rules_content, rules_forms, rules_messages, rules_request, rules_tools
 from helpers.offline.call import DOCS, LATEST_VERSION, VERSIONS, Call, refuse
 from helpers.offline.schema import Int, Num, Obj, ShapeError, spec_of
 
 __all__ = [
     "Rule",
     "RULES",
+    "PROMISES",
     "check_request",
     "check_counted",
     "parse_body",
@@ -98,6 +99,7 @@ RULES: tuple[Rule, ...] = (
         rules_messages.first_message_user,
     ),
     Rule("messages.system_role", DOCS["mid_system"], rules_messages.system_role_supported),
+    Rule("messages.system_placement", DOCS["mid_system"], rules_forms.system_message_placement),
     Rule(
         "messages.non_empty",
         _obs("messages.1: all messages must have non-empty content except for the optional final assistant message"),
@@ -113,6 +115,17 @@ RULES: tuple[Rule, ...] = (
     Rule("version.2026_10_21", DOCS["migration"], rules_messages.version_2026_blocks),
     Rule("tools.names", DOCS["tools"], rules_tools.tool_names),
     Rule("tools.input_schema", DOCS["tools"], rules_tools.custom_tool_schema),
+    Rule("schemas.valid", DOCS["tools"] + " ; " + DOCS["structured"], rules_forms.schemas_valid),
+    Rule("tools.input_examples", DOCS["tools"] + "#providing-tool-use-examples", rules_forms.input_examples_valid),
+    Rule("tools.strict_count", DOCS["structured"] + "#json-schema-limitations", rules_forms.strict_tool_count),
+    Rule("tools.all_deferred", DOCS["tool_search"], rules_forms.not_all_deferred),
+    Rule("output_config.format.prefill", DOCS["structured"], rules_forms.format_without_prefill),
+    Rule(
+        "max_tokens.prewarm_only",
+        DOCS["caching"] + "#pre-warming-the-cache",
+        rules_forms.prewarm_generates_nothing,
+        _C,
+    ),
     Rule(
         "tool_choice.tools",
         _obs("tool_choice: tool_choice may only be specified while providing tools"),
@@ -120,11 +133,18 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "tool_choice.forced",
-        "https://platform.claude.com/docs/en/models/sonnet-5-5/overview",
+        "https://platform.claude.com/docs/en/models/sonnet-5-5/overview ; "
+        "https://platform.claude.com/docs/en/models/opus-5-5/whats-new-opus-5-5#breaking-changes",
         rules_tools.forced_tool_supported,
     ),
     Rule("thinking.type", DOCS["adaptive"], rules_tools.thinking_type_supported),
     Rule("thinking.budget", DOCS["thinking"], rules_tools.thinking_budget),
+    Rule(
+        "thinking.disabled_effort",
+        "https://platform.claude.com/docs/en/models/opus-5-5/whats-new-opus-5-5#breaking-changes ; "
+        "https://platform.claude.com/docs/en/about-claude/models/whats-new-opus-5",
+        rules_forms.thinking_disabled_at_effort,
+    ),
     Rule("thinking.forced_tool", DOCS["thinking"] + "#feature-compatibility", rules_tools.thinking_with_forced_tool),
     Rule("thinking.sampling", DOCS["thinking"] + "#feature-compatibility", rules_tools.thinking_sampling),
     Rule(
@@ -146,6 +166,20 @@ RULES: tuple[Rule, ...] = (
         _C,
         needs_tokens=True,
     ),
+)
+
+
+# What a successful reply holds or does, by the docs (helpers.offline.model, forced, thinking, transport): the
+# other half of the contract. tests/offline/test_forced.py and test_contract_live.py hold a case per row.
+PROMISES: tuple[tuple[str, str], ...] = (
+    ("tool_choice any/tool: one tool_use, stop_reason tool_use", DOCS["forcing_tools"]),
+    ("strict tools: input valid against input_schema", DOCS["strict_tools"]),
+    ("stop_sequences: cut at the first, stop_reason stop_sequence", DOCS["stop_reasons"]),
+    ("output_config.format json_schema: JSON valid against it", DOCS["structured"]),
+    ("thinking.display: summarized by default up to 4.6, omitted from Opus 4.7", DOCS["thinking_display"]),
+    ("usage.service_tier", DOCS["messages"]),
+    ("request-id header on every response", DOCS["errors"] + "#request-id"),
+    ("usage.iterations whenever a compaction beta is on", DOCS["compaction"]),
 )
 
 

@@ -1,12 +1,15 @@
 """Plumbing: the offline model: checks a Messages API request against the API's contract, counts it, answers it.
 
 It only "knows" what is in the request (see helpers.offline.reader). Every request first passes the contract
-(helpers.offline.contract: the API's refusals, statuses and error texts). Requests that offer `tools` and force one
-with `tool_choice: {"type": "tool", "name": ...}` get a `tool_use` block and stop_reason "tool_use". With thinking
-on, the reply starts with a thinking block (empty, as with `display: "omitted"`, and signed so that it can be sent
-back). Requests with `cache_control` breakpoints read and write the prompt cache (helpers.offline.cache), on a clock
-the caller can replace (`OfflineModel(clock=...)` or `model.clock = ...`). Beta features (the memory tool, context
-editing, compaction) get their behaviour from `Behaviour` plug-ins (helpers.offline.beta); without one, a plain reply.
+(helpers.offline.contract: the API's refusals, statuses and error texts). A request whose form is fixed gets that
+form (helpers.offline.forced): `tool_choice` "tool" or "any" one `tool_use` block and stop_reason "tool_use",
+`output_config.format` JSON valid against its schema, `stop_sequences` a reply cut at the first one. With thinking
+on, the reply starts with a thinking block, signed so that it can be sent back: the stand-in's honest summary of
+what it looked up where `display` is (or defaults to) "summarized", empty where it is "omitted"
+(helpers.offline.thinking). Requests with `cache_control` breakpoints read and write the prompt cache
+(helpers.offline.cache), on a clock the caller can replace (`OfflineModel(clock=...)` or `model.clock = ...`). Beta
+features (the memory tool, context editing, compaction) get their behaviour from `Behaviour` plug-ins
+(helpers.offline.beta); without one, a plain reply.
 """
 
 from __future__ import annotations
@@ -22,13 +25,17 @@ from helpers.offline.bpe import content_text, count_text_tokens, request_tokens,
 from helpers.offline.cache import PromptCache, request_positions
 from helpers.offline.call import Call
 from helpers.offline.contract import check_counted, check_request
+from helpers.offline.forced import cut_at_stop, forced_tool_use, structured_text
+from helpers.offline.quote import request_lines
 from helpers.offline.reply import chat_reply
 from helpers.offline.rules_tools import offline_signature
 from helpers.offline.tasks import TASKS, extract, reconcile, summarise
+from helpers.offline.thinking import display_of, thinking_summary
 
 __all__ = ["OfflineModel", "Request", "MODEL_LABEL", "PADDING", "pad_reply"]
 
 MODEL_LABEL = "offline deterministic model"
+COMPACTION_BETAS = frozenset({"compact-2026-01-12", "compact-2026-09-04"})  # with either, usage lists iterations
 MAX_THREADS = 1000  # conversations held for beta threads (the oldest is dropped first)
 
 # Neutral talk a padded chat reply ends with (OfflineModel(reply_tokens=...)): no names, numbers, places, nothing
@@ -157,6 +164,9 @@ class OfflineModel:
                 )
             text = json.dumps(data)
         else:  # a compaction block's summary is read like a summary block (the API continues from it)
+            fixed = _fixed_form(req)
+            if fixed is not None:
+                return fixed
             summaries = "".join(
                 f"\n\n<conversation_summary>\n{b['content']}\n</conversation_summary>"
                 for m in req.messages
@@ -175,8 +185,15 @@ class OfflineModel:
             if self.reply_tokens:
                 reply.content[-1]["text"] = pad_reply(reply.content[-1]["text"], min(self.reply_tokens, req.max_tokens))
             reply = _within(reply, req.max_tokens)
+        stops = req.body.get("stop_sequences") or []
+        if stops and reply.stop_reason == "end_turn" and reply.content and reply.content[-1].get("type") == "text":
+            reply.content[-1]["text"], matched = cut_at_stop(reply.content[-1]["text"], stops)
+            if matched is not None:  # docs: handling-stop-reasons, "stop_sequence"
+                reply.stop_reason, reply.extra["stop_sequence"] = "stop_sequence", matched
         if req.call.thinks and reply.content and reply.content[0].get("type") != "thinking":
-            reply.content.insert(0, {"type": "thinking", "thinking": "", "signature": offline_signature("")})
+            shown = display_of(req.body, req.call.model.thinking_display) == "summarized"
+            said = thinking_summary(req.system, req.turns, reply.content) if shown else ""
+            reply.content.insert(0, {"type": "thinking", "thinking": said, "signature": offline_signature(said)})
         return reply
 
     def create(self, body: dict | bytes, *, headers=None, beta: bool = False) -> dict:
@@ -189,6 +206,8 @@ class OfflineModel:
         if any(True for p in request_positions(req.body) if p.ttl):
             usage.update(self.cache.apply(req.body, request_positions(req.body), input_tokens))
         reply = self._reply(req)
+        if COMPACTION_BETAS & call.betas and "iterations" not in reply.usage:  # compaction docs, "Usage": always listed
+            reply.usage = {**reply.usage, "iterations": [{"type": "message"}]}
         with self._lock:
             self._counter += 1
             n = self._counter
@@ -211,9 +230,20 @@ class OfflineModel:
             "content": reply.content,
             "stop_reason": reply.stop_reason,
             "stop_sequence": None,
-            "usage": _usage(usage, reply.usage, output_tokens(reply.content)),
+            "usage": {**_usage(usage, reply.usage, output_tokens(reply.content)), "service_tier": "standard"},
             **reply.extra,
         }
+
+
+def _fixed_form(req: Request) -> Reply | None:
+    """A reply whose form the request fixes (helpers.offline.forced): a forced tool call, or JSON for a schema."""
+    lines = request_lines(req.system, [*req.turns, ("user", "")])
+    if req.call.forced_tool:
+        block = forced_tool_use(req.tools, req.tool_choice or {}, lines, req.last_user_text)
+        if block is not None:
+            return Reply([block], "tool_use")
+    text = structured_text((req.body.get("output_config") or {}).get("format"), lines)
+    return None if text is None else Reply([{"type": "text", "text": text}])
 
 
 def _within(reply: Reply, max_tokens: int) -> Reply:

@@ -154,9 +154,13 @@ def question_parts(question: str) -> list[str]:
 
 def _kind(question: str) -> str:
     q = question.lower().replace("’", "'")
-    # "what was grandpa's job when he was a sailor": the leading question word decides, not one in a later clause
+    # "what was grandpa's job when he was a sailor", "where do I sit when flying": the leading question word decides,
+    # not one in a later clause
     q = re.sub(
-        r"^(\W*(?:(?:in|at|on|from|to|for|with|by)\s+)?(?:what|which)\b.*?)\s(?:when|where|while|who)\b.*$", r"\1", q
+        r"^(\W*(?:(?:in|at|on|from|to|for|with|by)\s+)?(?:what|which|where|who|whom|how)\b.*?)\s"
+        r"(?:when|where|while|who)\b.*$",
+        r"\1",
+        q,
     )
     if re.search(r"\bhow often\b", q):
         return "time"

@@ -10,6 +10,7 @@ from helpers.offline.fact_rules import request_of
 from helpers.offline.language import PERSON_STEMS, sentences, stem, words
 from helpers.offline.person import first_person, resolve_pronouns, strip_discourse, to_second
 from helpers.offline.question import question_parts
+from helpers.offline.quote import QUOTE_LEAD, closest_line, quoted_reply
 from helpers.offline.reader import answer, is_question, read_question, render_second, statements_of
 
 __all__ = ["chat_reply", "persona", "topic", "stable_choice", "stand_in_note", "DONT_KNOW"]
@@ -54,13 +55,16 @@ def persona(system: str) -> tuple[str | None, str]:
     return None, (m.group("role").strip() if m else "assistant")
 
 
-def stand_in_note(system: str, *, asked: bool = True) -> str:
+def stand_in_note(system: str, *, asked: bool = True, held: bool = False) -> str:
     """The one sentence for a question about the world (`asked`) or for small talk: what this stand-in is and what
     it knows. A real model would answer from what it learned; this one only reads the request, and says so instead
-    of inventing advice. Generic on purpose: it names no place, person or thing the user did not mention."""
+    of inventing advice. Generic on purpose: it names no place, person or thing the user did not mention.
+    `held`: the reply has just said what the request holds on it, so the note never claims nothing answers; without
+    it, "nothing in them answers that" is only said when no line of the request is close (see `_answer_part`)."""
     name, _role = persona(system)
     who = f"{name} here, played by the offline stand-in model" if name else "I'm the offline stand-in model"
-    rest = "and nothing in them answers that" if asked else "so I have nothing to add"
+    rest = "so that is all I can offer on it" if held else "and nothing in them answers that" if asked else ""
+    rest = rest or "so I have nothing to add"
     return f"{who}: I only know what this conversation and its memories hold, {rest}."
 
 
@@ -88,27 +92,44 @@ def _shorten(text: str, limit: int = 40) -> str:
     return text if len(toks) <= limit else " ".join(toks[:limit]).rstrip(",;:") + " …"
 
 
-def _answer_part(system: str, question: str, pool: list) -> tuple[str, bool]:
-    """One question answered from `pool`: (reply, False if it is a memory question nothing answers). Advice or a question about the world gets what the
-    request holds that bears on it, then the stand-in's note: never made-up advice that reads like a real answer."""
+def _answer_part(system: str, question: str, pool: list, messages: list, said: str = "") -> tuple[str, bool]:
+    """One question answered from `pool`: (reply, False if it is a memory question nothing answers). Advice or a
+    question about the world gets what the request holds that bears on it, then the stand-in's note: never made-up
+    advice that reads like a real answer. A question the reader cannot answer goes to `_decline`."""
     q = read_question(question)
     found = answer(q, pool)
     if found is not None:
         said = render_second(found)
         if q.advice and not q.personal:
-            return f"{said} {stand_in_note(system)}", True
+            return f"{said} {stand_in_note(system, held=True)}", True
         return said, True
-    if q.personal and not q.advice and _about_the_conversation(q, pool):
-        return DONT_KNOW, False  # a memory question nothing in the request answers
+    return _decline(system, question, q, pool, messages, said)
+
+
+def _decline(system: str, question: str, q, pool: list, messages: list, said: str) -> tuple[str, bool]:
+    """The one way the stand-in says it cannot answer, whatever kind of question the reader took it for (memory,
+    advice, the world): when a line of the request is close to the question it says it could not work the answer
+    out and quotes that line; only when none is close does it say it was not told (a question about the user or
+    their things) or that nothing in its request answers (anything else)."""
+    line = closest_line(question, system, messages, said)
+    if line is not None:  # never "not told" / "nothing answers" when the request may hold it: quote the line
+        return quoted_reply(line), True
+    if q.personal and _about_the_conversation(q, pool) and not q.advice:
+        return DONT_KNOW, False  # a memory question nothing in the request is close to
     return stand_in_note(system), True  # a question about the world: say what this stand-in is
 
 
-def _answer_question(system: str, question: str, pool: list) -> str:
+def _answer_question(system: str, question: str, pool: list, messages: list) -> str:
     """A question of one or more parts ("what is my name, and where do I live?"): each part answered on its own."""
     parts = resolve_pronouns(question_parts(question))
     if len(parts) == 1:
-        return _answer_part(system, question, pool)[0]
-    replies = [_answer_part(system, part, pool) for part in parts]
+        return _answer_part(system, question, pool, messages)[0]
+    replies = [_answer_part(system, part, pool, messages) for part in parts]
+    said = " ".join(r for r, ok in replies if ok and not r.startswith(QUOTE_LEAD))
+    replies = [
+        _answer_part(system, part, pool, messages, said) if r.startswith(QUOTE_LEAD) else (r, ok)
+        for part, (r, ok) in zip(parts, replies)
+    ]  # a part whose closest line another part has said back: that line does not answer it
     if not any(ok for _, ok in replies):
         return DONT_KNOW
     out: list[str] = []
@@ -147,7 +168,7 @@ def chat_reply(system: str, messages: list[tuple[str, str]]) -> str:
         ack = " ".join(_shorten(to_second(t)).rstrip(".!") + "." for t in told[:2])
         parts.append(f"Thanks for telling me. {ack[:1].upper()}{ack[1:]}" if not asked else "")
     for question in asked:
-        parts.append(_answer_question(system, question, pool))
+        parts.append(_answer_question(system, question, pool, messages))
     parts = [p for p in parts if p]
     if not parts:
         name, _ = persona(system)

@@ -64,7 +64,8 @@ def tool_choice_needs_tools(call: Call) -> None:
 
 
 def forced_tool_supported(call: Call) -> None:
-    """Forcing a tool (tool_choice "any" or "tool") is refused by models that dropped it (Sonnet 5.5)."""
+    """Forcing a tool (tool_choice "any" or "tool") is refused by models that dropped it (Sonnet 5.5, Opus 5.5,
+    Fable 5.1)."""
     if call.forced_tool and not call.model.forced_tool:
         raise refuse(f'tool_choice: forced tool use is not supported on {call.model.id}; use "auto" or "none"')
 

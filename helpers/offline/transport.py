@@ -9,6 +9,8 @@ with `"stream": true` (what `messages.stream()` sends) is answered with the docu
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import Counter
 
 import httpx2
@@ -60,7 +62,7 @@ class OfflineTransport(httpx2.BaseTransport):
             if path.rstrip("/").endswith("count_tokens"):
                 counted = self.model.count_tokens_reply(body, headers=request.headers, beta=beta)
                 self.usage["count_tokens"] += 1
-                return httpx2.Response(200, json=counted)
+                return httpx2.Response(200, json=counted, headers=_request_id(counted))
             fault = self.faults.next()
             if fault == "timeout":
                 raise httpx2.ReadTimeout("offline fault: read timed out", request=request)
@@ -73,11 +75,12 @@ class OfflineTransport(httpx2.BaseTransport):
             reply = self.model.create(body, headers=request.headers, beta=beta)
             self._record(reply)
             if not streaming:
-                return httpx2.Response(200, json=reply)
+                return httpx2.Response(200, json=reply, headers=_request_id(reply))
             events = sse_events(reply)
             if fault == "midstream":  # the stream starts, then the API fails mid-way (streaming docs, "Error events")
                 events = [*events[:2], error_event("overloaded_error", "Overloaded (offline fault, mid-stream).")]
-            return httpx2.Response(200, content=encode(events), headers={"content-type": "text/event-stream"})
+            headers = {"content-type": "text/event-stream", **_request_id(reply)}
+            return httpx2.Response(200, content=encode(events), headers=headers)
         except OfflineAPIError as err:
             return err.response()
         except (httpx2.TimeoutException, httpx2.ConnectError):
@@ -85,3 +88,10 @@ class OfflineTransport(httpx2.BaseTransport):
         except Exception as err:  # a bug of the offline model (or of a Behaviour): the API's 500, never a crash
             message = f"offline model error: {type(err).__name__}: {err} (a bug: please report it with the request)"
             return OfflineAPIError(500, "api_error", message).response()
+
+
+def _request_id(answer: dict) -> dict:
+    """The `request-id` header every API response carries (docs: api/errors, "Request id"), so that the SDK
+    sets `message._request_id`: derived from the answer, so a replayed request gets the same id."""
+    digest = hashlib.sha256(json.dumps(answer, sort_keys=True, default=str).encode()).hexdigest()[:24]
+    return {"request-id": f"req_offline_{digest}"}

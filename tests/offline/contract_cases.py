@@ -90,6 +90,27 @@ CLEAR = {
 THINK = {"type": "enabled", "budget_tokens": 1024}
 
 
+_SYS = {"role": "system", "content": "Be brief."}
+_FORMAT = {
+    "format": {
+        "type": "json_schema",
+        "schema": {
+            "type": "object",
+            "properties": {"a": {"type": "integer"}},
+            "required": ["a"],
+            "additionalProperties": False,
+        },
+    }
+}
+
+
+def _tool(name: str = "t", props: dict | None = None, **extra) -> dict:
+    """A small custom tool (one integer property `a`)."""
+    properties = props if props is not None else {"a": {"type": "integer"}}
+    schema = {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+    return {"name": name, "description": "A test tool", "input_schema": schema, **extra}
+
+
 def cases() -> list[tuple[str, int, str, dict]]:
     """Every case of the suite (built on call: the image and PDF bytes are made here)."""
     png, jpeg = _png(), _png(fmt="JPEG")
@@ -619,6 +640,107 @@ def cases() -> list[tuple[str, int, str, dict]]:
                 ),
                 "beta": [COMPACT],
             },
+        ),
+        # issue 40: reply forms (tools, schemas, structured outputs, pre-warm)
+        (
+            "tools.input_schema is JSON Schema",
+            400,
+            DOCS["tools"],
+            {"body": body(tools=[_tool(props={"a": {"type": 5}})])},
+        ),
+        (
+            "a forced tool is answered",
+            200,
+            DOCS["forcing_tools"],
+            {"body": body(tools=[_tool()], tool_choice={"type": "any"})},
+        ),
+        (
+            "an input example that breaks its schema",
+            400,
+            DOCS["tools"],
+            {"body": body(tools=[_tool(input_examples=[{"a": "not a number"}])])},
+        ),
+        (
+            "an input example that fits its schema",
+            200,
+            DOCS["tools"],
+            {"body": body(tools=[_tool(input_examples=[{"a": 3}])])},
+        ),
+        (
+            "more than 20 strict tools",
+            400,
+            DOCS["structured"],
+            {"body": body(tools=[_tool(f"t{i}", strict=True) for i in range(21)])},
+        ),
+        (
+            "20 strict tools",
+            200,
+            DOCS["structured"],
+            {"body": body(tools=[_tool(f"t{i}", strict=True) for i in range(20)])},
+        ),
+        (
+            "every tool deferred",
+            400,
+            DOCS["tool_search"],
+            {"body": body(tools=[_tool("t1", defer_loading=True), _tool("t2", defer_loading=True)])},
+        ),
+        ("structured outputs answered", 200, DOCS["structured"], {"body": body(output_config=_FORMAT)}),
+        (
+            "structured outputs with a prefill",
+            400,
+            DOCS["structured"],
+            {"body": body(user("Hi"), assistant("{"), output_config=_FORMAT)},
+        ),
+        (
+            "max_tokens 0 with a forced tool",
+            400,
+            DOCS["caching"],
+            {"body": body(max_tokens=0, tools=[_tool()], tool_choice={"type": "any"})},
+        ),
+        ("max_tokens 0 with a format", 400, DOCS["caching"], {"body": body(max_tokens=0, output_config=_FORMAT)}),
+        ("max_tokens 0 streamed", 400, DOCS["caching"], {"body": body(max_tokens=0, stream=True)}),
+        ("stop_sequences answered", 200, DOCS["stop_reasons"], {"body": body(stop_sequences=["END"])}),
+        (
+            "a system message after a user turn",
+            200,
+            DOCS["mid_system"],
+            {"body": body(user("Hi"), _SYS, assistant("Hello"), user("Go"), model="claude-opus-4-8")},
+        ),
+        (
+            "a system message after an assistant turn",
+            400,
+            DOCS["mid_system"],
+            {"body": body(user("Hi"), assistant("Hello"), _SYS, model="claude-opus-4-8")},
+        ),
+        (
+            "a system message followed by a user turn",
+            400,
+            DOCS["mid_system"],
+            {"body": body(user("Hi"), _SYS, user("Go"), model="claude-opus-4-8")},
+        ),
+        (
+            "forced tool on Opus 5.5",
+            400,
+            "https://platform.claude.com/docs/en/models/opus-5-5/whats-new-opus-5-5",
+            {"body": body(model="claude-opus-5-5", tools=[_tool()], tool_choice={"type": "any"})},
+        ),
+        (
+            "thinking disabled at xhigh on Opus 5",
+            400,
+            "https://platform.claude.com/docs/en/about-claude/models/whats-new-opus-5",
+            {"body": body(model="claude-opus-5", thinking={"type": "disabled"}, output_config={"effort": "xhigh"})},
+        ),
+        (
+            "thinking disabled at high on Opus 5",
+            200,
+            "https://platform.claude.com/docs/en/about-claude/models/whats-new-opus-5",
+            {"body": body(model="claude-opus-5", thinking={"type": "disabled"}, output_config={"effort": "high"})},
+        ),
+        (
+            "a system message placed first",
+            400,
+            DOCS["mid_system"],
+            {"body": body(_SYS, user("Go"), model="claude-opus-4-8")},
         ),
     ]
 

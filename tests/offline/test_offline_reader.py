@@ -9,6 +9,7 @@ from helpers.config import load_settings
 from helpers.llm import get_client
 from helpers.offline.fact_rules import clash, facts_from_text, same_fact
 from helpers.offline.person import resolve_pronouns, third_to_second, to_second, to_third
+from helpers.offline.quote import QUOTE_LEAD
 from helpers.offline.reader import read_question, statements_of
 
 MODEL = "claude-haiku-4-5"
@@ -33,7 +34,9 @@ def ask(client, turns: list[tuple[str, str]], question: str, system: str = promp
 
 
 def declined(reply: str) -> bool:
-    return "don't know" in reply.lower()
+    """The reply does not give an answer: it says it does not know, or (issue 40) that it could not work the answer
+    out, quoting the request's closest line marked as a quote, never as its own answer."""
+    return "don't know" in reply.lower() or reply.startswith(QUOTE_LEAD + '\n> "')
 
 
 # --- issue 12's four exchanges, through the real SDK ----------------------------------------------------
@@ -244,7 +247,7 @@ def test_phrasal_verbs_and_kinds_of_things_are_read_generically():
 def test_an_ordinal_does_not_answer_how_many(client):
     turns = [("I teach third grade at a primary school.", "Lovely.")] + FILLER
     assert "third" in ask(client, turns, "Which year are my pupils in?")
-    assert "don't know" in ask(client, turns, "How many children are in my class?")
+    assert declined(ask(client, turns, "How many children are in my class?"))
 
 
 def test_synonyms_are_one_thing_and_a_member_of_a_synonym_counts_but_names_nothing(client):
@@ -253,7 +256,7 @@ def test_synonyms_are_one_thing_and_a_member_of_a_synonym_counts_but_names_nothi
     turns = [("I'm trying to cut back on salt.", "Good idea.")] + FILLER
     assert "salt" in ask(client, turns, "What am I eating less of?")  # salt is a food
     turns = [("I'm applying for a master's in economics.", "Good luck.")] + FILLER
-    assert "don't know" in ask(client, turns, "Which university am I applying to?")
+    assert declined(ask(client, turns, "Which university am I applying to?"))
 
 
 # --- the answer-or-decline decision (helpers.offline.answer), on sentences outside the phrasing corpus -----

@@ -59,3 +59,17 @@ def test_the_reader_uses_the_lexicon_for_people_kinds_and_opposites():
     assert _reply("My cousin Lena is an architect in Oslo.", "What does Lena's husband do for a living?") is None
     assert _reply("Our old cat, a tabby called Miso, died in the spring.", "What breed is our new kitten?") is None
     assert _reply("We're going to Lisbon in May.", "Where are we going in October?") is None
+
+
+def test_the_leading_question_word_decides_the_kind_not_one_in_a_later_clause():
+    # "where ... when flying" asks for a place; "how do I ring the person who ..." asks for no person
+    assert read_question("Where do I like to sit when flying?").kind == "place"
+    assert read_question("How do I ring the person who looks after my teeth?").kind == "any"
+    assert read_question("Who did I meet when I was in Rome?").kind == "person"
+    assert read_question("How old was I when we moved?").kind == "number"
+    assert read_question("When did we move?").kind == "time"
+    pool = statements_of(
+        "", [("user", "I prefer window seats on planes."), ("user", "Where do I like to sit when flying?")]
+    )
+    found = answer(read_question("Where do I like to sit when flying?"), pool)
+    assert found is not None and "window seats" in render_second(found)

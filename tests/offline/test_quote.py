@@ -1,0 +1,187 @@
+"""Issue 40, item 6: the stand-in never says "you haven't told me" when a line of its request may answer; it says it
+could not work the answer out and quotes the closest line (helpers.offline.quote), through the real SDK client."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from helpers import prompts
+from helpers.bench import quote_eval
+from helpers.config import load_settings
+from helpers.llm import get_client
+from helpers.offline.language import content_stems
+from helpers.offline.quote import QUOTE_LEAD, closest_line, quoted_reply, request_lines
+from helpers.offline.reply import DONT_KNOW, chat_reply
+
+MODEL = "claude-haiku-4-5"
+FILLER = [
+    ("I had a long week, glad it's over.", "That sounds tiring."),
+    ("The weather has been grey for days.", "A bright day should come soon."),
+]
+
+
+@pytest.fixture(scope="module")
+def client():
+    return get_client(load_settings({}))
+
+
+def widget_request(question: str) -> tuple[str, list[tuple[str, str]]]:
+    """The learner's first chat as the issue reports it: the fact said, then six messages, then the question; the
+    summary and the retrieved memories hold the fact too."""
+    system = (
+        f"{prompts.SCOUT_PERSONA}\n\n<conversation_summary>\nThe user's gym locker combination is 4172.\n"
+        "</conversation_summary>\n\n<remembered_memories>\n[earlier in this conversation]\n"
+        "User: my gym locker combination is 4172\nAssistant: Noted.\n</remembered_memories>"
+    )
+    turns = [("user", "my gym locker combination is 4172"), ("assistant", "Noted.")]
+    for user, assistant in FILLER + [("I'm thinking about a swim later.", "Enjoy it.")]:
+        turns += [("user", user), ("assistant", assistant)]
+    return system, [*turns, ("user", question)]
+
+
+def test_the_reported_first_chat_gets_4172_and_never_not_told():
+    system, messages = widget_request("What's the combination for my gym locker?")
+    reply = chat_reply(system, messages)
+    assert "4172" in reply and "haven't told" not in reply, reply
+    for question in ("Which digits open my locker at the gym?", "What number do I dial at the gym changing room?"):
+        reply = chat_reply(system, [*messages[:-1], ("user", question)])
+        assert "haven't told" not in reply and "4172" in reply, (question, reply)
+
+
+def test_the_closest_line_is_the_fact_and_its_quote_is_marked():
+    system, messages = widget_request("Which digits open my locker at the gym?")
+    line = closest_line("Which digits open my locker at the gym?", system, messages)
+    assert line is not None and "4172" in line
+    assert line in system or any(line in text for _role, text in messages)  # a line of the request, verbatim
+    reply = quoted_reply(line)
+    assert reply.startswith(QUOTE_LEAD) and f'\n> "{line}"' in reply  # marked as a quote, not said as an answer
+
+
+def test_a_reader_miss_is_quoted_not_denied(client):
+    # each pair: a statement the reader may not match to its question; either it answers or it quotes the fact
+    pairs = [
+        ("The alarm code at the office is 0619.", "What do I punch in to disarm the security system at work?", "0619"),
+        ("I see a physiotherapist named Arjun for my back.", "Who treats my spine?", "Arjun"),
+        ("I commute by ferry across the bay.", "How do I get to work?", "ferry"),
+    ]
+    for statement, question, expected in pairs:
+        messages = [{"role": "user", "content": statement}, {"role": "assistant", "content": "Noted."}]
+        for user, assistant in FILLER:
+            messages += [{"role": "user", "content": user}, {"role": "assistant", "content": assistant}]
+        messages.append({"role": "user", "content": question})
+        reply = client.messages.create(model=MODEL, max_tokens=300, messages=messages).content[0].text
+        assert "haven't told" not in reply and expected in reply, (question, reply)
+        if reply.startswith(QUOTE_LEAD):
+            assert reply.endswith(f'> "{statement}"'), reply
+
+
+def test_nothing_close_is_still_not_told():
+    # the goldfish's case: the request holds nothing near the question, so "you haven't told me" is true
+    messages = [
+        ("user", "I had a long week, glad it's over."),
+        ("assistant", "Rest up."),
+        ("user", "What's my dog called?"),
+    ]
+    assert chat_reply("You are Scout.", messages) == DONT_KNOW
+    assert closest_line("What's my dog called?", "You are Scout.", messages) is None
+
+
+def test_only_the_users_lines_and_memory_blocks_are_quoted():
+    system = (
+        "You are Scout, a guide to Los Angeles beaches.\n<remembered_memories>\n[Monday 1 May 2023]\n"
+        "User: I surf at Zuma most weekends.\nAssistant: Zuma has great breaks in the morning.\n"
+        "</remembered_memories>"
+    )
+    lines = request_lines(system, [("assistant", "Santa Monica is lovely before nine."), ("user", "Where do I surf?")])
+    assert lines == ["I surf at Zuma most weekends."]  # no instruction, no assistant line, no date or speaker label
+
+
+def test_a_line_another_part_answered_is_not_quoted_for_the_next(client):
+    turns = [("user", "My sister Priya lives in Pasadena."), ("assistant", "Nice.")]
+    reply = chat_reply(
+        "You are Scout.", [*turns, ("user", "Where does my sister live and where does my brother live?")]
+    )
+    assert "Pasadena" in reply and "don't know" in reply and QUOTE_LEAD not in reply, reply
+
+
+def test_the_phrasing_set_has_two_parts_and_questions_in_other_words():
+    items = quote_eval.load_items("all")
+    assert len(items) >= 100 and len({i["id"] for i in items}) == len(items)
+    parts = {p: quote_eval.load_items(p) for p in ("tune", "report")}
+    assert len(parts["tune"]) + len(parts["report"]) == len(items) and min(map(len, parts.values())) >= 50
+    overlap = []
+    for item in items:
+        said, asked = set(content_stems(item["statement"])), set(content_stems(item["question"]))
+        overlap.append(len(said & asked) / max(1, len(asked)))
+        assert all(any(opt.lower() in item["statement"].lower() for opt in g) for g in item["expect"]), item["id"]
+    assert sum(overlap) / len(overlap) < 0.25  # few words shared on average
+    assert sum(o == 0 for o in overlap) >= len(items) // 2  # most questions share no content word with the fact
+
+
+def test_judge_reads_the_four_verdicts():
+    item = {"expect": [["4172"]]}
+    assert quote_eval.judge(item, "Your gym locker combination is 4172.") == "answered"
+    assert quote_eval.judge(item, quoted_reply("my gym locker combination is 4172")) == "quoted"
+    assert quote_eval.judge(item, DONT_KNOW) == "contradicted"
+    assert quote_eval.judge(item, "Scout here: I only know ..., and nothing in them answers that.") == "contradicted"
+    assert quote_eval.judge(item, quoted_reply("I had a long week.")) == "other"
+
+
+def test_the_tune_part_through_the_sdk_has_no_contradiction(client):
+    items = quote_eval.load_items("tune")[::3]
+    outcomes = quote_eval.evaluate(client, items, MODEL)
+    verdicts = [o["verdict"] for o in outcomes]
+    assert verdicts.count("contradicted") == 0, [o for o in outcomes if o["verdict"] == "contradicted"]
+    assert all(re.search(r"\S", o["reply"]) for o in outcomes)
+    assert verdicts.count("answered") + verdicts.count("quoted") == len(items), outcomes
+
+
+def _chat(statement: str, question: str, system: str = prompts.SCOUT_PERSONA) -> str:
+    turns = [("user", statement), ("assistant", "Noted.")]
+    for user, assistant in FILLER:
+        turns += [("user", user), ("assistant", assistant)]
+    return chat_reply(system, [*turns, ("user", question)])
+
+
+NOT_TOLD = re.compile(r"(?i)haven't told|don't know|nothing in them answers")
+
+
+def test_a_question_about_our_things_read_as_advice_quotes_the_users_own_line():
+    # "can we" reads as a request for advice; the question is still about the user's own things, and the only line in
+    # which the user speaks of theirs the same way ("our") may hold the answer: quoted, never "nothing answers that"
+    for statement, question in [
+        ("Our cabin looks out over Crater Lake.", "What can we spot from our porch?"),
+        ("My balcony faces the harbour.", "What can I look at from my deck?"),
+    ]:
+        reply = _chat(statement, question)
+        assert not NOT_TOLD.search(reply), (question, reply)
+        assert reply.startswith(QUOTE_LEAD) and reply.endswith(f'> "{statement}"'), (question, reply)
+
+
+def test_not_told_needs_no_line_close_whatever_the_question_was_read_as():
+    # the same questions with nothing of the user's own in the request: "not told" / "nothing answers" is true then
+    said = [("user", "I had a long week, glad it's over."), ("assistant", "Rest up.")]
+    for question in ("What can we spot from our porch?", "What's my dog called?", "Is there a good bookshop nearby?"):
+        reply = chat_reply(prompts.SCOUT_PERSONA, [*said, ("user", question)])
+        assert NOT_TOLD.search(reply) and QUOTE_LEAD not in reply, (question, reply)
+        assert closest_line(question, prompts.SCOUT_PERSONA, [*said, ("user", question)]) is None, question
+
+
+def test_a_world_question_with_a_close_line_never_says_nothing_answers():
+    # the reader answers what the request holds then adds the stand-in's note, or quotes the line: never "nothing"
+    for statement, question in [
+        ("I collect old maps of Lisbon and Porto.", "Where could a collector of antique maps shop?"),
+        ("I collect old maps of Lisbon and Porto.", "Is there a good shop for antique charts?"),
+    ]:
+        reply = _chat(statement, question)
+        assert "nothing in them answers" not in reply and "old maps" in reply, (question, reply)
+
+
+def test_an_answer_with_the_stand_in_note_never_says_nothing_answers():
+    from helpers.offline.reply import stand_in_note
+
+    held = stand_in_note(prompts.SCOUT_PERSONA, held=True)
+    assert "nothing in them answers" not in held and "offline stand-in" in held
+    assert "nothing in them answers" in stand_in_note(prompts.SCOUT_PERSONA)
