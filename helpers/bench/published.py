@@ -229,7 +229,9 @@ def stale(provenance: dict, measures: tuple[str, ...]) -> str | None:
 
 
 def _tracked_changes() -> str:
-    return _git("status", "--porcelain", "--untracked-files=no").stdout.strip()
+    """Changes to tracked files outside docs/results/ (the files `all` itself writes, and removes before a run)."""
+    outputs = f":(exclude){RESULTS_DIR.relative_to(ROOT).as_posix()}"
+    return _git("status", "--porcelain", "--untracked-files=no", "--", ".", outputs).stdout.strip()
 
 
 def _head() -> str:
