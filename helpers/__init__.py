@@ -90,7 +90,8 @@ TOOLS built on the core:
                                 conversations: methods.py with baselines.py; floor.py chooses the relevance
                                 floor), reader_eval.py (the offline reader); scoring.py (answer-in-request, and
                                 supersession-aware); results.py (the results files docs/results/*.json: load, n
-                                and 95% intervals, provenance)
+                                and 95% intervals, provenance); published.py (`all`: every results file, its
+                                command and the modules it measures); longmem_page.py (docs/longmem.md from them)
 """
 
 __all__: list[str] = []

@@ -13,6 +13,7 @@ from helpers.bench.load import add_load
 from helpers.bench.longmem.command import add_longmem
 from helpers.bench.longmem.floor import add_floor
 from helpers.bench.overhead import add_overhead
+from helpers.bench.published import add_all
 from helpers.bench.recall import add_recall
 from helpers.bench.retrieval import add_retrieval
 
@@ -29,6 +30,7 @@ SUBCOMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_floor,
     add_kinds,
     add_coarse,
+    add_all,
 ]
 
 

@@ -12,6 +12,12 @@ request at the input price each turn, at least the budget's low mark (WINDOW_BUD
 dearer than a read of the minimum plus the exchange's write on every model here, so it does not go below the floor
 either. The real memory pays more: the prefix rewritten at each fold, reads above the minimum between folds, and
 its summary and extraction calls.
+
+The floor is a bound of this chat as simulated, not of every chat: it assumes the simulated replies
+(REPLY_TOKENS, 150 tokens) kept verbatim in the history, SECONDS_PER_TURN (30 s) between turns, 5-minute cache
+entries, and the turns before the history reaches the model's minimum paid uncached. With 300-token replies the
+same computation gives a higher bound (the output and the writes are a smaller share), and a layout that pads a
+stable prefix to the minimum reads from the cache from turn 2, which this floor does not allow for.
 """
 
 from __future__ import annotations

@@ -76,8 +76,10 @@ def _upkeep(prov: dict) -> str:
     return f"{model}, whichever model chats, priced as {model}" if model else "each row's chat model"
 
 
-def _floor_lines(found: dict) -> list[str]:
-    """The floor per checkpoint (helpers/bench/cost_floor.py), its arithmetic spelled out from the file's fields."""
+def _floor_lines(found: dict, source: dict | None = None) -> list[str]:
+    """The floor per checkpoint (helpers/bench/cost_floor.py), its arithmetic spelled out from the file's fields,
+    and the assumptions it holds under (a bound of this chat as simulated, not of every chat)."""
+    source = source or {}
     lines = [
         f"Floor at {int(t):,} turns: naive + caching ${f['naive_caching_usd']:.4f} less its reads above the "
         f"minimum (({f['cache_read']:,} - {f['reading_turns']} turns x {f['minimum']:,}) tokens x "
@@ -85,6 +87,14 @@ def _floor_lines(found: dict) -> list[str]:
         "cheaper."
         for t, f in found.get("floor_at", {}).items()
     ]
+    if lines:
+        lines.append(
+            f"The floor holds under this run's assumptions only: replies of {source.get('reply_tokens', '?')} tokens "
+            f"kept verbatim in the history, {source.get('seconds_per_turn', '?')} s between turns, 5-minute cache "
+            "entries, and the turns before the history reaches the model's minimum cacheable prefix paid uncached. "
+            "Longer replies, or a stable prefix padded to the minimum so that turn 2 already reads from the cache, "
+            "give another bound."
+        )
     return [*lines, ""] if lines else []
 
 
@@ -175,6 +185,10 @@ def markdown_table(report: dict) -> str:
                 f"{_pct(found['recall_at'][t][THEIRS])})"
                 for t, x in found.get("times_cheaper_at", {}).items()
             )
-            lines += [f"{OURS} against {THEIRS}: {times}; crossover turn: {crossover}.", "", *_floor_lines(found)]
+            lines += [
+                f"{OURS} against {THEIRS}: {times}; crossover turn: {crossover}.",
+                "",
+                *_floor_lines(found, report.get("provenance")),
+            ]
         lines += _pace_lines(report, model)
     return "\n".join(lines)

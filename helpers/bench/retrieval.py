@@ -1,4 +1,4 @@
-"""The `retrieval` benchmark: cold start, search latency and memory at N memories per user (vector, BM25, hybrid). Tools for further/04_memory_in_production, "Which retrieval wins? Measure it".
+"""The `retrieval` benchmark: cold start (with and without loading the embedding model), search latency on the default exact path and memory at N memories per user (vector, BM25, hybrid). Tools for further/04_memory_in_production, "Which retrieval wins? Measure it".
 
 `python -m helpers.bench retrieval --memories 1000,10000,50000 --out docs/results/retrieval.json` measures every
 size in one run (helpers.bench.latency) and writes the results file the scale table of docs/benchmarks.md is made from
@@ -32,7 +32,9 @@ def size_list(text: str) -> tuple[int, ...]:
 def verdicts(sizes: list[dict]) -> dict:
     """The issue's targets, checked on one run: cold start at the largest size <= 1 s; growing sublinearly from
     10,000 to 50,000 (less than 5x for 5x the memories); hybrid p95 at the largest <= 2x at the smallest, both as
-    a request pays it (the question embedded) and for the search alone (the vector given: the rows' share)."""
+    a request pays it (the question embedded) and for the search alone (the vector given: the rows' share), on the
+    default exact path and, when measured, with the coarse lists. The cold start is judged with the embedding
+    model loaded before (`cold_start_ms`) and, when measured, with loading it counted."""
     by = {s["memories"]: s for s in sizes}
     largest, smallest = by[max(by)], by[min(by)]
     out = {
@@ -43,12 +45,16 @@ def verdicts(sizes: list[dict]) -> dict:
         ),
     }
     out["hybrid_p95_within_2x"] = out["hybrid_p95_ratio_largest_to_smallest"] <= 2.0
-    alone = largest["ms"]["hybrid_search_only"]["p95"] / smallest["ms"]["hybrid_search_only"]["p95"]
-    out["search_alone_p95_ratio_largest_to_smallest"] = round(alone, 2)
-    out["search_alone_p95_within_2x"] = alone <= 2.0
+    if largest.get("cold_start_with_model_load_ms") is not None:  # what a new process pays, the model loaded too
+        out["cold_start_with_model_load_ms_at_largest"] = largest["cold_start_with_model_load_ms"]
+        out["cold_start_with_model_load_within_1_s"] = largest["cold_start_with_model_load_ms"] <= 1000.0
     exact = largest["ms"]["hybrid_search_only_exact"]["p95"] / smallest["ms"]["hybrid_search_only_exact"]["p95"]
     out["search_alone_exact_p95_ratio_largest_to_smallest"] = round(exact, 2)
     out["search_alone_exact_p95_within_2x"] = exact <= 2.0
+    if "hybrid_search_only" in largest["ms"]:  # --approximate: the coarse lists where the user has enough rows
+        alone = largest["ms"]["hybrid_search_only"]["p95"] / smallest["ms"]["hybrid_search_only"]["p95"]
+        out["search_alone_approximate_p95_ratio_largest_to_smallest"] = round(alone, 2)
+        out["search_alone_approximate_p95_within_2x"] = alone <= 2.0
     if 10_000 in by and 50_000 in by:
         ratio = by[50_000]["cold_start_ms"] / by[10_000]["cold_start_ms"]
         out["cold_start_ratio_50k_to_10k"] = round(ratio, 2)
@@ -86,17 +92,18 @@ def _table(doc: dict) -> str:
         f"# {first['store']} · {first['embedder']} · {first['queries']} queries · k={first['k']}",
         f"# load average at start {doc['provenance']['machine']['load_average']}, "
         f"at end {doc['provenance']['machine_at_end']['load_average']} ({doc['provenance']['machine']['cpus']} CPUs)",
-        f"{'memories':>9} {'cold start':>11} {'every doc':>10} {'same':>5} {'hybrid p50':>11} {'p95':>7} "
-        f"{'vector p95':>11} {'lexical p95':>12} {'alone p95':>10} {'RSS MB':>7} {'top-k same':>10}",
+        f"{'memories':>9} {'cold start':>11} {'+model':>8} {'every doc':>10} {'same':>5} {'hybrid p50':>11} "
+        f"{'p95':>7} {'vector p95':>11} {'lexical p95':>12} {'alone p95':>10} {'RSS MB':>7} {'top-k same':>10}",
     ]
     for s in doc["sizes"]:
         every = s.get("first_search_reading_every_memory_ms")
+        loaded = s.get("cold_start_with_model_load_ms")
         lines.append(
-            f"{s['memories']:>9,} {s['cold_start_ms']:>9.0f}ms {every if every is not None else '-':>8}ms "
+            f"{s['memories']:>9,} {s['cold_start_ms']:>9.0f}ms {loaded if loaded is not None else '-':>6}ms "
+            f"{every if every is not None else '-':>8}ms "
             f"{str(s.get('identical_results', '-')):>5} {s['ms']['hybrid']['p50']:>9.1f}ms {s['ms']['hybrid']['p95']:>5.1f}ms "
             f"{s['ms']['vector']['p95']:>9.1f}ms {s['ms']['lexical']['p95']:>10.1f}ms "
-            f"{s['ms']['hybrid_search_only']['p95']:>8.1f}ms {s['ms']['hybrid_search_only_exact']['p95']:>6.1f}ms "
-            f"{s['rss_mb']:>7} "
+            f"{s['ms']['hybrid_search_only_exact']['p95']:>8.1f}ms {s['rss_mb']:>7} "
             f"{s.get('coarse', {}).get('hybrid_top_k_identical', '-'):>10}"
         )
     lines.append("targets: " + json.dumps(doc["targets"]))

@@ -44,17 +44,17 @@ _EPISODE_TEMPLATES = [
     "User: My confirmation code for {l} is {c}.\nAssistant: Noted, the code for {l} is {c}.",
     "User: Remind me that {p} arrives on {m} {d}.\nAssistant: I'll remember that {p} arrives on {m} {d}.",
 ]
-_QUERY_TEMPLATES = [
-    "Where does my sister live?",
-    "What did {p} recommend?",
-    "When is my dentist appointment?",
-    "Which flight did I book to {l}?",
-    "What should I do in {l}?",
-    "Who loves {t}?",
+_QUERY_TEMPLATES = [  # each with enough fillings for a few hundred distinct questions in the same mix
+    "Where did my sister {p} move in {m}?",
+    "What did {p} recommend in {l}?",
+    "Is my dentist appointment on {m} {d}?",
+    "Which flight did I book to {l} in {m}?",
+    "What should I do in {l} with {p}?",
+    "Who loves {t} in {l}?",
     "flight {c}",
-    "What's my confirmation code for {l}?",
-    "When does {p} arrive?",
-    "How much did I pay for {t} lessons?",
+    "What's my confirmation code for {l} in {m}?",
+    "When does {p} arrive in {l}?",
+    "How much did I pay for {t} lessons in {m}?",
 ]
 
 
@@ -80,8 +80,22 @@ def synthetic_texts(n: int, rng: np.random.Generator) -> list[str]:
 
 
 def query_texts(n: int, rng: np.random.Generator) -> list[str]:
-    """`n` questions of the kinds a user asks of these memories."""
-    return [_fill(_QUERY_TEMPLATES[i % len(_QUERY_TEMPLATES)], rng) for i in range(n)]
+    """`n` distinct questions of the kinds a user asks of these memories, the templates taken in turn (one whose
+    fillings are used up is skipped: a question asked twice would be timed from caches)."""
+    out: list[str] = []
+    seen: set[str] = set()
+    turn = 0
+    while len(out) < n:
+        for _ in range(len(_QUERY_TEMPLATES) * 50):
+            text = _fill(_QUERY_TEMPLATES[turn % len(_QUERY_TEMPLATES)], rng)
+            turn += 1
+            if text not in seen:
+                break
+        else:
+            raise ValueError(f"cannot make {n} distinct questions from the templates")
+        seen.add(text)
+        out.append(text)
+    return out
 
 
 def fill_user(

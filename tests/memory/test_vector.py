@@ -417,10 +417,57 @@ def test_retrieval_benchmark_small(mock_store):
     report = run_retrieval_benchmark(300, 5, store=mock_store, embedder=HashEmbedder(), distinct=30, others=60)
     assert report["memories"] == 300 and report["other_users_memories"] == 60 and report["queries"] == 5
     assert report["isolation_violations"] == 0 and report["backend"] == "numpy" and report["identical_results"]
-    assert {"embed", "hybrid", "vector", "lexical", "hybrid_search_only"} <= set(report["ms"])
+    assert set(report["ms"]) == {"embed", "hybrid", "vector", "lexical", "hybrid_search_only_exact"}
     assert "reuses one of those vectors" in report["note"] and report["opened_from"] == "every memory document"
-    assert report["cold_start_ms"] > 0 and report["rss_mb"] > 0
+    assert report["cold_start_ms"] > 0 and report["rss_mb"] > 0 and report["distinct_queries"] == 5
+    assert report["model_load_ms"] is None and report["cold_start_with_model_load_ms"] is None  # model given
+    for column in report["ms"]:  # every column the note explains
+        assert f"ms.{column}" in report["note"]
+    approximate = run_retrieval_benchmark(
+        300, 5, store=mock_store, embedder=HashEmbedder(), distinct=30, others=60, approximate=True, compare=False
+    )
+    assert {"hybrid_approximate", "hybrid_search_only"} <= set(approximate["ms"])
+    assert approximate["cold_start_approximate_ms"] > 0 and "cold_start_approximate_ms" in approximate["note"]
     assert not [name for name in mock_store.client.list_database_names() if name.startswith("bench_retrieval")]
+
+
+def test_fresh_embeddings_compute_every_call_even_when_the_embedder_caches():
+    from helpers.bench.latency import FreshEmbeddings
+
+    class Caching(HashEmbedder):
+        def __init__(self):
+            self.computed = 0
+            self.cache = {}
+
+        def _embed_batches(self, texts):
+            self.computed += 1
+            return HashEmbedder.embed(self, texts)
+
+        def embed(self, texts):
+            key = tuple(texts)
+            if key not in self.cache:
+                self.cache[key] = self._embed_batches(list(texts))
+            return self.cache[key]
+
+    inner = Caching()
+    fresh = FreshEmbeddings(inner)
+    first, again = fresh.embed(["where do I live?"]), fresh.embed(["where do I live?"])
+    assert (
+        inner.computed == 2
+        and np.array_equal(first, again)
+        and np.array_equal(first, inner.embed(["where do I live?"]))
+    )
+
+
+def test_benchmark_questions_are_distinct(monkeypatch):
+    from helpers.bench import synthetic
+
+    texts = synthetic.query_texts(400, np.random.default_rng(1))
+    assert len(set(texts)) == 400
+    monkeypatch.setattr(synthetic, "_QUERY_TEMPLATES", ["Where do I live?", "Who loves {t}?"])  # 17 questions
+    assert len(set(synthetic.query_texts(17, np.random.default_rng(1)))) == 17
+    with pytest.raises(ValueError, match="distinct"):
+        synthetic.query_texts(18, np.random.default_rng(1))
 
 
 @pytest.mark.slow  # a second process loads the embedding model
