@@ -206,6 +206,21 @@ PUBLISHED: dict[str, Published] = {
 }
 
 
+# Files this checkout knows are out of date (issue 42 stays open for them): written before a later change to a module
+# they measure, or before provenance existed, and too long to re-run in the session that changed those modules
+# (`python -m helpers.bench all --stale` re-runs them; about 2.5 hours). tests/bench/test_provenance.py holds the
+# list to the truth both ways: a file named here must really be stale, so a regenerated file must leave the list, and
+# every file not named here must be fresh and fully stamped.
+OUT_OF_DATE: dict[str, str] = {
+    "retrieval.json": "made at 763c3f0; this session's merge changed helpers/retrieval (index files 0600, crash points)",
+    "coarse.json": "made at 763c3f0; this session's merge changed helpers/retrieval (index files 0600, crash points)",
+    "longmem_generated.json": "made at 2e242e1; issue 40 changed the offline model since (the quote fallback)",
+    "longmem_locomo.json": "made at 2e242e1; issue 40 changed the offline model since (the quote fallback)",
+    "cost.json": "made at 2e97536, before provenance recorded what it measures; the offline model changed since",
+    "load.json": "made at 8fa5b01, before provenance recorded what it measures; the offline model changed since",
+}
+
+
 def _git(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=30)
 
