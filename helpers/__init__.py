@@ -88,7 +88,8 @@ TOOLS built on the core:
                                 scale; scale_table.py: docs/benchmarks.md's table of both; coarse_real.py: the coarse
                                 lists against exact ranking on real conversations), longmem/ (long
                                 conversations: methods.py with baselines.py; floor.py chooses the relevance
-                                floor), reader_eval.py (the offline reader); scoring.py (answer-in-request, and
+                                floor), reader_eval.py (the offline reader), quote_eval.py (its
+                                quote when it cannot answer); scoring.py (answer-in-request, and
                                 supersession-aware); results.py (the results files docs/results/*.json: load, n
                                 and 95% intervals, provenance); published.py (`all`: every results file, its
                                 command and the modules it measures); longmem_page.py (docs/longmem.md from them)

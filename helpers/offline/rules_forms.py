@@ -15,7 +15,7 @@ from __future__ import annotations
 import jsonschema
 
 from helpers.offline.call import Call, refuse
-from helpers.offline.rules_messages import _final_assistant
+from helpers.offline.rules_messages import final_assistant
 
 __all__ = [
     "schemas_valid",
@@ -90,7 +90,7 @@ def not_all_deferred(call: Call) -> None:
 
 def format_without_prefill(call: Call) -> None:
     """Structured outputs (`output_config.format`) do not continue a prefilled assistant message."""
-    last = _final_assistant(call)
+    last = final_assistant(call)
     if _format(call) and last is not None and last.get("content"):
         raise refuse("output_config.format: structured outputs cannot be used with a prefilled assistant message")
 

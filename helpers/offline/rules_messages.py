@@ -26,7 +26,7 @@ _USE_KINDS = ("tool_use",)  # client tool calls: answered by the application's t
 _ASSISTANT_ONLY = ("tool_use", "server_tool_use", "thinking", "redacted_thinking")
 
 
-def _final_assistant(call: Call) -> dict | None:
+def final_assistant(call: Call) -> dict | None:
     last = call.messages[-1]
     return last if last.get("role") == "assistant" else None
 
@@ -101,7 +101,7 @@ def text_not_blank(call: Call) -> None:
 def prefill(call: Call) -> None:
     """A final assistant message is a prefill: refused by models from the 4.6 generation on; elsewhere its text
     may not end in whitespace."""
-    last = _final_assistant(call)
+    last = final_assistant(call)
     if last is None:
         return
     if not call.model.prefill and last["content"]:

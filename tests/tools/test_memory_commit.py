@@ -158,7 +158,7 @@ class ScaledCounts(httpx2.BaseTransport):
             return response
         data = json.loads(response.read())
         if "usage" in data:
-            data["usage"] = {k: math.ceil(1.5 * v) for k, v in data["usage"].items()}
+            data["usage"] = {k: math.ceil(1.5 * v) if isinstance(v, int) else v for k, v in data["usage"].items()}
         elif "input_tokens" in data:
             data["input_tokens"] = math.ceil(1.5 * data["input_tokens"])
         return httpx2.Response(200, json=data)
