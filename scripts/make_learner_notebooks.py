@@ -51,17 +51,24 @@ def nbgrader_metadata(cell: dict) -> dict | None:
     return None
 
 
+def _mark(nb) -> bool:
+    """Give every cell of `nb` the nbgrader metadata it should have (in place); True if any cell changed."""
+    changed = False
+    for cell in nb.cells:
+        meta = nbgrader_metadata(cell)
+        if cell.metadata.get("nbgrader") != meta:
+            changed = True
+            if meta is None:
+                cell.metadata.pop("nbgrader", None)
+            else:
+                cell.metadata["nbgrader"] = meta
+    return changed
+
+
 def mark_source(path: Path) -> bool:
     """Give every solution / hidden-test cell of a source its nbgrader metadata; True if the file changed."""
     nb = nbformat.read(path, as_version=4)
-    before = copy.deepcopy(nb)
-    for cell in nb.cells:
-        meta = nbgrader_metadata(cell)
-        if meta is None:
-            cell.metadata.pop("nbgrader", None)
-        else:
-            cell.metadata["nbgrader"] = meta
-    if nb != before:
+    if _mark(nb):
         nbformat.write(nb, path)
         return True
     return False
@@ -79,7 +86,7 @@ def learner_version(nb: dict) -> dict:
     return nb
 
 
-def generate(paths: list[Path], out_dir: Path) -> dict[str, dict]:
+def generate(paths: list[Path]) -> dict[str, dict]:
     """Run nbgrader's generate_assignment on these sources; {notebook file name: learner notebook (as a dict)}."""
     with tempfile.TemporaryDirectory(prefix="gte-nbgrader-") as tmp:
         source = Path(tmp) / "source" / ASSIGNMENT
@@ -110,7 +117,7 @@ def main(argv: list[str]) -> int:
             if mark_source(path):
                 print(f"marked nbgrader cells in {path.relative_to(ROOT)}")
     drifted = []
-    for name, nb in generate(paths, LEARNER).items():
+    for name, nb in generate(paths).items():
         target = LEARNER / name
         new = text(nb)
         if target.exists() and target.read_text() == new:
@@ -137,8 +144,7 @@ def _show(path: Path) -> str:
 
 
 def _needs_marking(path: Path) -> bool:
-    nb = nbformat.read(path, as_version=4)
-    return any(cell.metadata.get("nbgrader") != nbgrader_metadata(cell) for cell in nb.cells)
+    return _mark(nbformat.read(path, as_version=4))  # marks a copy in memory: the file is not written
 
 
 if __name__ == "__main__":

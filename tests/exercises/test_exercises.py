@@ -155,7 +155,7 @@ def test_the_drift_check_sees_a_hand_edit(tmp_path, monkeypatch):
     assert generated != edited
     monkeypatch.setattr(mk, "sources", lambda: [source])
     monkeypatch.setattr(mk, "LEARNER", tmp_path)
-    monkeypatch.setattr(mk, "generate", lambda paths, out: {p.name: json.loads(generated) for p in paths})
+    monkeypatch.setattr(mk, "generate", lambda paths: {p.name: json.loads(generated) for p in paths})
     (tmp_path / source.name).write_text(edited)
     assert mk.main(["--check"]) == 1
     (tmp_path / source.name).write_text(generated)
