@@ -20,8 +20,6 @@ import hashlib
 import json
 import re
 
-import jsonschema
-
 from helpers.offline import lexicon
 from helpers.offline.answer import cosine
 
@@ -167,6 +165,8 @@ def checked_fill(schema: dict, lines: list[str]):
     """`fill`, checked with `jsonschema`; a value the conversation made invalid (a `pattern`, a format) is filled again
     from the schema alone. (A schema no value of `fill` satisfies, a `pattern` no line of the conversation matches,
     gets that best try: the contract has already refused every schema that is not valid JSON Schema.)"""
+    import jsonschema  # here, not at the top: importing it costs over a second, paid only by a forced form
+
     value = fill(schema, lines)
     if not jsonschema.Draft202012Validator(schema).is_valid(value):
         value = fill(schema, [])

@@ -12,8 +12,6 @@ outputs and the `max_tokens: 0` pre-warm (each in helpers.offline.contract's RUL
 
 from __future__ import annotations
 
-import jsonschema
-
 from helpers.offline.call import Call, refuse
 from helpers.offline.rules_messages import final_assistant
 
@@ -38,6 +36,9 @@ def _format(call: Call) -> dict | None:
 
 
 def _schema_error(schema) -> str | None:
+    import jsonschema  # here, not at the top: importing it costs over a second (its format checkers), paid only by a
+    # request with a schema
+
     try:
         jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator).check_schema(schema)
     except jsonschema.SchemaError as exc:
@@ -63,6 +64,8 @@ def schemas_valid(call: Call) -> None:
 
 def input_examples_valid(call: Call) -> None:
     """Each of a tool's `input_examples` is valid against the tool's `input_schema`."""
+    import jsonschema  # only for a request that has examples (see _schema_error)
+
     for i, tool in enumerate(call.tools):
         for j, example in enumerate(tool.get("input_examples") or [] if isinstance(tool, dict) else []):
             try:
