@@ -64,10 +64,10 @@ def schemas_valid(call: Call) -> None:
 
 def input_examples_valid(call: Call) -> None:
     """Each of a tool's `input_examples` is valid against the tool's `input_schema`."""
-    import jsonschema  # only for a request that has examples (see _schema_error)
-
     for i, tool in enumerate(call.tools):
         for j, example in enumerate(tool.get("input_examples") or [] if isinstance(tool, dict) else []):
+            import jsonschema  # only for a request that has examples (see _schema_error)
+
             try:
                 jsonschema.validate(example, tool.get("input_schema") or {})
             except jsonschema.ValidationError as exc:
