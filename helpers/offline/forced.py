@@ -165,10 +165,10 @@ def checked_fill(schema: dict, lines: list[str]):
     """`fill`, checked with `jsonschema`; a value the conversation made invalid (a `pattern`, a format) is filled again
     from the schema alone. (A schema no value of `fill` satisfies, a `pattern` no line of the conversation matches,
     gets that best try: the contract has already refused every schema that is not valid JSON Schema.)"""
-    import jsonschema  # here, not at the top: importing it costs over a second, paid only by a forced form
+    from helpers.offline.rules_forms import jsonschema_module
 
     value = fill(schema, lines)
-    if not jsonschema.Draft202012Validator(schema).is_valid(value):
+    if not jsonschema_module().Draft202012Validator(schema).is_valid(value):
         value = fill(schema, [])
     return value
 

@@ -86,10 +86,14 @@ def closest_line(question: str, system: str, messages: list[tuple[str, str]], sa
     spoken = set(content_stems(said))
     lines = [line for line in request_lines(system, messages) if not set(content_stems(line)) <= spoken]
     nears = [cosine(question, line) for line in lines]
+    top = sorted(range(len(nears)), key=lambda i: -nears[i])[:2]  # the nearest two: every line's lead in one pass
     best, best_score = None, 0.0
     for i, (line, near) in enumerate(zip(lines, nears)):
+        if near < min(CLOSE_MIN, NEAR_MIN, LEAD_MIN):  # below every threshold: no shared word makes it close
+            continue
         shared = _shared(question, line)
-        lead = near - max((n for j, n in enumerate(nears) if j != i), default=0.0)
+        runner_up = next((nears[j] for j in top if j != i), 0.0)
+        lead = near - runner_up
         if not ((shared > 0 and near >= CLOSE_MIN) or near >= NEAR_MIN or (near >= LEAD_MIN and lead >= LEAD_BY)):
             continue
         score = near + 0.1 * shared  # meaning first: a shared word only breaks near ties

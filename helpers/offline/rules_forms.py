@@ -12,6 +12,10 @@ outputs and the `max_tokens: 0` pre-warm (each in helpers.offline.contract's RUL
 
 from __future__ import annotations
 
+import functools
+import sys
+from types import ModuleType
+
 from helpers.offline.call import Call, refuse
 from helpers.offline.rules_messages import final_assistant
 
@@ -25,7 +29,27 @@ __all__ = [
     "system_message_placement",
     "thinking_disabled_at_effort",
     "MAX_STRICT_TOOLS",
+    "jsonschema_module",
 ]
+
+
+@functools.cache
+def jsonschema_module() -> ModuleType:
+    """The `jsonschema` package, imported on first use and without its optional IRI format checker: that checker's
+    package (rfc3987_syntax, installed for Jupyter) builds a grammar at import, over a second in every process that
+    checks a schema, and no rule here checks the `iri` format."""
+    if "jsonschema" in sys.modules:
+        return sys.modules["jsonschema"]
+    block = "rfc3987_syntax" not in sys.modules
+    if block:
+        sys.modules["rfc3987_syntax"] = None  # type: ignore[assignment]  # jsonschema skips the checker on ImportError
+    try:
+        import jsonschema
+    finally:
+        if block:
+            del sys.modules["rfc3987_syntax"]  # a later import of rfc3987_syntax elsewhere works as usual
+    return jsonschema
+
 
 MAX_STRICT_TOOLS = 20
 
@@ -36,9 +60,7 @@ def _format(call: Call) -> dict | None:
 
 
 def _schema_error(schema) -> str | None:
-    import jsonschema  # here, not at the top: importing it costs over a second (its format checkers), paid only by a
-    # request with a schema
-
+    jsonschema = jsonschema_module()
     try:
         jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator).check_schema(schema)
     except jsonschema.SchemaError as exc:
@@ -66,8 +88,7 @@ def input_examples_valid(call: Call) -> None:
     """Each of a tool's `input_examples` is valid against the tool's `input_schema`."""
     for i, tool in enumerate(call.tools):
         for j, example in enumerate(tool.get("input_examples") or [] if isinstance(tool, dict) else []):
-            import jsonschema  # only for a request that has examples (see _schema_error)
-
+            jsonschema = jsonschema_module()
             try:
                 jsonschema.validate(example, tool.get("input_schema") or {})
             except jsonschema.ValidationError as exc:
