@@ -199,15 +199,15 @@ def workers(cpus: int | None = None) -> int:
 
 
 def pytest_command(extra: list[str], cpus: int | None = None) -> list[str]:
-    """The pytest command: the fast set (`-m "not slow"`, spread over the cores: `-n N --dist loadfile` keeps each
-    notebook's cells, and each test file, in one worker, in order) unless `--all` (one process: the slow set
-    kills servers and drives a browser); always the 15 slowest tests at the end. Spread, the notebooks (the longest
-    units) are handed out first and the many short test files fill in behind them (`--no-loadscope-reorder` keeps
-    that order; xdist would otherwise start the files with the most tests first and leave a notebook of few cells,
-    and a minute of work, to the end, one core idle)."""
+    """The fast set's pytest command (`-m "not slow"`, spread over the cores: `-n N --dist loadfile` keeps each
+    notebook's cells, and each test file, in one worker, in order), or with `--all` the slow set's (`-m slow`, one
+    process: it kills servers and drives a browser); always the 15 slowest tests at the end. Spread, the notebooks
+    (the longest units) are handed out first and the many short test files fill in behind them
+    (`--no-loadscope-reorder` keeps that order; xdist would otherwise start the files with the most tests first and
+    leave a notebook of few cells, and a minute of work, to the end, one core idle)."""
     run_all = "--all" in extra
     extra = [a for a in extra if a != "--all"]
-    select = [] if run_all else ["-m", "not slow"]  # a later -m in `extra` wins
+    select = ["-m", "slow"] if run_all else ["-m", "not slow"]  # a later -m in `extra` wins
     n = 0 if run_all or any(a == "-n" or a.startswith("-n") and a[2:].isdigit() for a in extra) else workers(cpus)
     spread = ["-n", str(n), "--dist", "loadfile", "--no-loadscope-reorder"] if n else []
     return [
@@ -226,6 +226,13 @@ def pytest_command(extra: list[str], cpus: int | None = None) -> list[str]:
     ]
 
 
+def pytest_commands(extra: list[str], cpus: int | None = None) -> list[list[str]]:
+    """What `test` runs: the fast set; with `--all` (CI) the fast set spread over the cores, then the slow set in one
+    process (the whole suite, each test once)."""
+    fast = pytest_command([a for a in extra if a != "--all"], cpus)
+    return [fast, pytest_command(extra, cpus)] if "--all" in extra else [fast]
+
+
 def lint_commands() -> list[list[str]]:
     """The house habits, checked before any test runs: ruff's lint rules and its formatter (pyproject.toml)."""
     ruff = [str(PY), "-m", "ruff"]
@@ -240,9 +247,11 @@ def test(extra: list[str]) -> None:
             sys.exit("lint failed: fix it (`.venv/bin/ruff check --fix .`, `.venv/bin/ruff format .`), then re-run")
     if "--all" in extra:
         ensure_browser()  # only the slow set drives Chromium
-    cmd = pytest_command(extra)
-    print("+", " ".join(cmd), flush=True)
-    sys.exit(subprocess.run(cmd, cwd=ROOT).returncode)
+    failed = 0
+    for cmd in pytest_commands(extra):  # with --all: every command runs, and the run fails if any did
+        print("+", " ".join(cmd), flush=True)
+        failed = subprocess.run(cmd, cwd=ROOT).returncode or failed
+    sys.exit(failed)
 
 
 def main() -> None:

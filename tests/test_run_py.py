@@ -304,10 +304,14 @@ def test_conftest_finds_a_server_a_test_left_running(tmp_path):
 
 def test_test_command_runs_the_fast_set_unless_all_and_prints_the_slowest():
     run_py = _run_py()
-    fast, full = run_py.pytest_command([]), run_py.pytest_command(["--all", "-x"])
+    fast, slow = run_py.pytest_command([]), run_py.pytest_command(["--all", "-x"])
     assert fast[fast.index("not slow") - 1] == "-m" and "--durations=15" in fast and "--nbval-lax" in fast
-    assert "not slow" not in full and "--all" not in full and full[-1] == "-x" and "--durations=15" in full
-    assert {"tests", "notebooks"} <= set(fast) and {"tests", "notebooks"} <= set(full)
+    assert slow[slow.index("slow") - 1] == "-m" and "not slow" not in slow and "--all" not in slow
+    assert slow[-1] == "-x" and "--durations=15" in slow
+    assert {"tests", "notebooks"} <= set(fast) and {"tests", "notebooks"} <= set(slow)
+    # the full set (CI) is the fast set and then the slow set: every test once, the user's options on both
+    assert run_py.pytest_commands([]) == [fast]
+    assert run_py.pytest_commands(["--all", "-x"]) == [run_py.pytest_command(["-x"]), slow]
 
 
 def test_the_test_command_lints_first_and_the_tree_passes(tmp_path):
@@ -326,7 +330,7 @@ def test_the_test_command_lints_first_and_the_tree_passes(tmp_path):
     assert subprocess.run([*ruff, "format", "--check", *config, str(bad)], capture_output=True).returncode == 1
 
 
-def test_the_fast_set_spreads_over_the_cores_and_the_full_set_does_not():
+def test_the_fast_set_spreads_over_the_cores_and_the_slow_set_does_not():
     run_py = _run_py()
     two, one, many = (run_py.pytest_command([], cpus=c) for c in (2, 1, 32))
     assert two[two.index("-n") + 1] == "2" and two[two.index("--dist") + 1] == "loadfile"  # a notebook stays whole
@@ -334,6 +338,8 @@ def test_the_fast_set_spreads_over_the_cores_and_the_full_set_does_not():
     assert "--no-loadscope-reorder" in two and two.index("notebooks") < two.index("tests")
     assert "-n" not in one and many[many.index("-n") + 1] == "4"
     assert "-n" not in run_py.pytest_command(["--all"], cpus=2)  # the slow set kills servers, drives a browser
+    full = run_py.pytest_commands(["--all"], cpus=2)
+    assert full[0] == two and "-n" not in full[1]  # CI: the fast set spread, then the slow set in one process
     assert run_py.pytest_command(["-n", "0"], cpus=2).count("-n") == 1  # the user's own -n wins
 
 
