@@ -273,7 +273,10 @@ def test_the_padded_prefix_reaches_the_minimum_and_is_read_from_the_cache_from_t
     from helpers.sim.simulate import simulation_client
 
     client = simulation_client(settings)
-    memory = bounded(client, settings, cache_aware=True, pad_to_cache=True, model=model, budget=400)
+    # the budget's own marks (grow_to_cache=False), so that 15 turns fold
+    memory = bounded(
+        client, settings, cache_aware=True, pad_to_cache=True, model=model, budget=400, grow_to_cache=False
+    )
     memory.ledger = CostLedger()
     minimum = min_cacheable_tokens(model)
     # persona + pinned filler, measured by count_tokens, reaches the minimum on its own (the persona alone does not)
@@ -292,8 +295,11 @@ def test_the_padded_prefix_reaches_the_minimum_and_is_read_from_the_cache_from_t
     assert [("cache_control" in b) for b in request["system"]] == [True, True]  # the pinned block, the summary
     assert request["system"][0]["text"] == memory.system and "teal" not in request["system"][0]["text"]
     assert "\n".join(b["text"] for b in request["system"]) == memory.system_prompt(memory.load())  # same text
-    # the layout needs no larger window to be cacheable: the budget's low mark
-    assert memory.layout.low == 200 and memory.layout.minimum == minimum
+    # free to grow, the layout needs no larger window to be cacheable after a fold: it keeps the budget's low mark
+    grown = choose_layout(
+        Conditions(model, 400, 0.5, memory.pinned_tokens + 100, 180, 300, pinned_tokens=memory.pinned_tokens)
+    )
+    assert grown.breakpoints and grown.low == 200 and grown.minimum == minimum
 
 
 def test_pad_to_cache_needs_cache_aware_and_pins_the_apps_own_text_first(client, settings):
