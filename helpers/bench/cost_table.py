@@ -87,9 +87,7 @@ ROWS: tuple[tuple[str, str, dict, bool], ...] = (
 # Rows run only when `cost --only` names them (the committed results file's table is ROWS): cache-aware bounded
 # memory whose persona is padded with explicit neutral filler to the model's minimum cacheable length, its own
 # breakpoint before the summary (helpers.memory.caching, 'Padded to the minimum').
-EXTRA_ROWS: tuple[tuple[str, str, dict, bool], ...] = (
-    (PADDED, "bounded_padded", {"budget": WINDOW_BUDGET}, True),
-)
+EXTRA_ROWS: tuple[tuple[str, str, dict, bool], ...] = ((PADDED, "bounded_padded", {"budget": WINDOW_BUDGET}, True),)
 
 
 def recall_share(strategy: Any) -> float:
@@ -369,7 +367,9 @@ def _compare(out: dict, checkpoints: list[int]) -> dict:
             found[model]["padded"] = {
                 "usd": padded[str(middle)]["total"]["usd"],
                 "times_cheaper_at": {
-                    t: cells[THEIRS][t]["total"]["usd"] / padded[t]["total"]["usd"] for t in padded if t in cells[THEIRS]
+                    t: cells[THEIRS][t]["total"]["usd"] / padded[t]["total"]["usd"]
+                    for t in padded
+                    if t in cells[THEIRS]
                 },
                 "recall_at": {t: padded[t]["recall"] for t in padded},
             }

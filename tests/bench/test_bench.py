@@ -287,3 +287,10 @@ def test_the_floor_is_naive_caching_with_every_read_cut_to_the_minimum():
     assert floor["naive_caching_usd"] == pytest.approx(naive)
     assert floor["floor_usd"] == pytest.approx(naive - (8780 - 8192) * 0.1 / 1e6)  # reads at 0.1x haiku's $1
     assert floor["max_times_cheaper"] == pytest.approx(naive / floor["floor_usd"])
+    from helpers.bench.cost_floor import padded_floor
+
+    padded = padded_floor(run, "claude-haiku-4-5", 4)  # turn 1 writes its 3,000 tokens padded to 4,096
+    prompts = (3000, 5 + 4300, 5 + 180 + 4300, 5 + 180 + 4480)  # each turn's whole prompt
+    writes = 4096 + sum(now - before for before, now in zip(prompts, prompts[1:]))
+    assert padded["floor_usd"] == pytest.approx((3 * 4096 * 0.1 + writes * 1.25 + 4 * 150 * 5) / 1e6)
+    assert padded["max_times_cheaper"] == pytest.approx(naive / padded["floor_usd"])
