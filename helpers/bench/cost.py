@@ -15,11 +15,13 @@ from helpers.bench.cost_pace import PACE_TURNS, pace_and_ttl, pace_key, pace_tas
 from helpers.bench.cost_report import markdown_table, provenance
 from helpers.bench.cost_table import (
     CHECKPOINTS,
+    EXTRA_ROWS,
     KINDS,
     MAINTENANCE_MODEL,
     MODELS,
     RESULTS_FILE,
     ROWS,
+    THEIRS,
     cost_table,
     run_tasks,
     table_tasks,
@@ -95,7 +97,10 @@ def _run_table(args: argparse.Namespace) -> int:
     """Every strategy at every checkpoint (helpers.bench.cost_table) and the pace and TTL sweep (cost_pace.py), all
     runs in one pool; --out writes the results file and its Markdown table."""
     progress = sys.stderr.isatty() if args.progress is None else args.progress
-    rows = [row for row in ROWS if args.only is None or row[1] in args.only]
+    if args.only is None:
+        rows = list(ROWS)
+    else:  # EXTRA_ROWS (the padded layout) only when named
+        rows = [row for row in ROWS + EXTRA_ROWS if row[1] in args.only]
     settings, checkpoints = load_settings(), sorted(set(args.checkpoints))
     names = {name for _label, name, _options, _caches in rows}
     sweep = min(args.pace_turns, checkpoints[-1]) if {"naive", "naive_cached", "bounded_cached"} <= names else 0
@@ -160,6 +165,15 @@ def _run_table(args: argparse.Namespace) -> int:
                 f"${found['naive_caching_usd']:.4f} at {report['comparison']['at_turns']} turns; cheaper {times}; "
                 f"crossover at turn {found['crossover_turn']}"
             )
+            padded = found.get("padded")
+            if padded:
+                print(
+                    f"  padded to the minimum: ${padded['usd']:.4f} at {report['comparison']['at_turns']} turns; cheaper "
+                    + ", ".join(
+                        f"{x:.2f}x at {t} (recall {padded['recall_at'][t]:.0%} vs {found['recall_at'][t][THEIRS]:.0%})"
+                        for t, x in padded["times_cheaper_at"].items()
+                    )
+                )
             for t, floor in found.get("floor_at", {}).items():
                 print(f"  floor at {t}: ${floor['floor_usd']:.4f}, at most {floor['max_times_cheaper']:.2f}x cheaper")
     for model, cases in report.get("pace_and_ttl", {}).get("by_model", {}).items():
@@ -208,7 +222,8 @@ def add_cost(sub: argparse._SubParsersAction) -> None:
         type=lambda text: text.split(","),
         default=None,
         metavar="NAME,NAME,...",
-        help="side by side: only these strategies (registry names; default every row of the table)",
+        help="side by side: only these strategies (registry names; default every row of the table; bounded_padded, the "
+        "stable prefix padded to the cache minimum, runs only when named)",
     )
     p.add_argument(
         "--pace-turns",

@@ -20,6 +20,7 @@ from helpers.memory.caching import (
     Conditions,
     cache_control_for,
     choose_layout,
+    padded_system,
     with_cache_breakpoints,
 )
 from helpers.memory.commit import SessionCommit
@@ -49,7 +50,11 @@ class BoundedMemory(SessionCommit, SessionState, MemoryBase):
     are the layout helpers.memory.caching chooses for the model: the budget's (high = `budget`, low =
     `low_water` x budget), or a larger window (cacheable after a fold, folded less often) when the cost model
     says that is cheaper at `pace_seconds` between turns (`cache_ttl`: force "5m" or "1h";
-    `grow_to_cache=False`: keep the budget's marks, choose only breakpoints and TTL).
+    `grow_to_cache=False`: keep the budget's marks, choose only breakpoints and TTL). With `pad_to_cache` as well
+    (True: explicit neutral filler; a string: the app's own text to pin, topped up with filler if short) the persona
+    is followed by pinned text until that block alone reaches the model's minimum cacheable length, and it carries
+    its own breakpoint before the summary: cacheable from turn 1, read from turn 2, and still read after every
+    fold (helpers.memory.caching, 'Padded to the minimum').
     The write path (commit an exchange, rebuild from the logs) is helpers/memory/commit.py; what `state()` shows
     and the token gauge, helpers/memory/state.py.
     """
@@ -81,6 +86,7 @@ class BoundedMemory(SessionCommit, SessionState, MemoryBase):
         cache_ttl: str | None = None,
         pace_seconds: float = DEFAULT_PACE_SECONDS,
         grow_to_cache: bool = True,
+        pad_to_cache: bool | str = False,
     ):
         self.turn_id: str | None = None  # the turn in flight (or the last one): settle_failed_turn goes by it
         super().__init__(
@@ -109,6 +115,12 @@ class BoundedMemory(SessionCommit, SessionState, MemoryBase):
             raise ValueError(f"pace_seconds is the expected time between turns, in seconds >= 0; got {pace_seconds!r}")
         self.cache_ttl, self.pace_seconds, self.grow_to_cache = cache_ttl, float(pace_seconds), grow_to_cache
         self.layout: CacheLayout | None = None  # the cache layout the last request or fold used (cache_aware)
+        self.pinned_tokens = 0  # padded: tokens of persona + pinned text, the block with its own breakpoint
+        if pad_to_cache:
+            if not cache_aware:
+                raise ValueError("pad_to_cache pads the cached prefix: it needs cache_aware=True")
+            pinned = pad_to_cache if isinstance(pad_to_cache, str) else None
+            self.system, self.pinned_tokens = padded_system(self.client, self.model, self.system, pinned)
         self.stats = {
             "turns": 0,
             "conflicts": 0,
@@ -196,7 +208,14 @@ class BoundedMemory(SessionCommit, SessionState, MemoryBase):
         if not self.cache_aware or not self.cache_layout(session).breakpoints:
             return request
         marks = (-1,) if newest is text else (-2,)  # memories change every turn: cache up to the window's end
-        return with_cache_breakpoints(request, messages=marks, cache_control=self.layout.cache_control)
+        if self.pinned_tokens and isinstance(system, str) and len(system) > len(self.system) + 1:
+            # padded: persona + pinned text is its own block (and entry); the summary after it, joined by one newline
+            n = len(self.system)
+            request["system"] = [{"type": "text", "text": system[:n]}, {"type": "text", "text": system[n + 1 :]}]
+        out = with_cache_breakpoints(request, messages=marks, cache_control=self.layout.cache_control)
+        if self.pinned_tokens and len(out["system"]) > 1:
+            out["system"][0]["cache_control"] = dict(self.layout.cache_control)
+        return out
 
     def cache_layout(self, session: dict, window: list[dict] | None = None, base: int | None = None) -> CacheLayout:
         """The cache layout for this session (helpers.memory.caching), from its measured tokens: base (persona +
@@ -220,6 +239,7 @@ class BoundedMemory(SessionCommit, SessionState, MemoryBase):
                 max_fold_tokens=self.pending_max_tokens,
                 max_fold_messages=self.pending_max_count,
                 grow=self.grow_to_cache and getattr(self.retriever, "context_budget", None) is None,
+                pinned_tokens=self.pinned_tokens,
             )
         )
         return self.layout

@@ -38,6 +38,15 @@ extraction calls, against more tokens read from the cache between folds; the cos
 model. The window never keeps less than the budget's marks keep, so a larger layout only holds, word for word,
 turns the summary would otherwise hold. Costs are estimates for choosing; the bill is what the simulator measures
 (`bench cost`).
+
+Padded to the minimum (BoundedMemory(cache_aware=True, pad_to_cache=True); going-further notebook 2, 'Padding
+the stable prefix'): the persona is followed by pinned text (`pad_to_cache` as a string: the app's own reference
+text; True: PAD_FILLER, explicit neutral filler that states nothing) until persona + pinned text alone reach the
+model's minimum (measured with count_tokens, plus PAD_MARGIN), and that block carries its own breakpoint before
+the summary. So the request is cacheable from turn 1, turn 2 reads it, and a fold (a new summary) rewrites only
+what follows it: `pinned_tokens` in the cost model is read from the cache at the start of every fold cycle, and the
+budget's own marks are already cacheable. What it costs: those tokens read at 0.1x the input price on every turn,
+written once at 1.25x (again after any gap longer than the TTL), and a longer context for the model to read.
 """
 
 from __future__ import annotations
@@ -66,6 +75,9 @@ __all__ = [
     "DEFAULT_PACE_SECONDS",
     "FOLD_PROMPT_TOKENS",
     "MARK_STEP",
+    "PAD_FILLER",
+    "PAD_MARGIN",
+    "padded_system",
 ]
 
 EPHEMERAL = {"type": "ephemeral"}  # the 5-minute cache (the default TTL)
@@ -153,6 +165,14 @@ DEFAULT_PACE_SECONDS = 30.0  # assumed seconds between two user turns: reading a
 # the fact-extraction task with its tool (measured offline on the trip chat: about 270 + 330).
 FOLD_PROMPT_TOKENS = 600
 MARK_STEP = 100  # high marks are tried this many tokens apart
+# Explicit filler for a stable prefix padded to the minimum: it says what it is, and states no name, number, place,
+# instruction or fact, so neither a real model nor the offline one can read anything from it.
+PAD_FILLER = (
+    "This paragraph is padding. It repeats so that the fixed start of the prompt is long enough to be kept in "
+    "the prompt cache, and it can be skipped when reading: it adds no rule, no preference and no knowledge, and "
+    "it changes nothing in how to answer. "
+)
+PAD_MARGIN = 32  # tokens above the minimum a padded block aims at (a tokenizer can count the framing differently)
 
 
 @dataclass(frozen=True)
@@ -171,6 +191,7 @@ class Conditions:
     max_fold_tokens: int = 4000  # one summary call's bound (helpers.memory.pending): a fold is one call
     max_fold_messages: int = 40
     grow: bool = True  # False: keep the budget's marks (choose only breakpoints and TTL); True: larger if cheaper
+    pinned_tokens: int = 0  # the start of base with its own breakpoint, unchanged by a fold (padded: persona + pad)
 
 
 @dataclass(frozen=True)
@@ -220,7 +241,9 @@ def fold_cycle_usd(
             break
     alive = c.pace_seconds < TTL_SECONDS[ttl]
     write = price.cache_write_1h_per_mtok if ttl == "1h" else price.cache_write_per_mtok
-    total, cached = 0.0, 0.0  # cached: the prefix a live cache entry holds from the turn before
+    # cached: the prefix a live cache entry holds from the turn before; a fold keeps only the pinned block's entry
+    pinned = float(c.pinned_tokens) if c.pinned_tokens >= minimum else 0.0
+    total, cached = 0.0, pinned
     for p in prefixes:
         if not breakpoints:
             total += p * price.input_per_mtok
@@ -268,3 +291,28 @@ def _choose(c: Conditions, prices: dict[str, Price] | None = None) -> CacheLayou
             if usd < best.usd_per_turn - 1e-12:
                 best = CacheLayout(low, high, True, ttl, minimum, usd, plain)
     return best
+
+
+def padded_system(client: Any, model: str, persona: str, pinned: str | None = None) -> tuple[str, int]:
+    """`persona`, then `pinned` (None: nothing of the app's own), then PAD_FILLER repeated until the whole reaches
+    `model`'s minimum cacheable length plus PAD_MARGIN: the text and its tokens, both measured with
+    `client.messages.count_tokens` (the system prompt of a request with one one-token message, less that message).
+    A persona that already reaches it is returned as it is."""
+    target = min_cacheable_tokens(model) + PAD_MARGIN
+
+    def count(text: str) -> int:
+        one = [{"role": "user", "content": "."}]
+        return client.messages.count_tokens(model=model, system=text, messages=one).input_tokens - 1
+
+    text = f"{persona}\n\n{pinned}" if pinned else persona
+    tokens = count(text)
+    if tokens >= target:
+        return text, tokens
+    unit = max(1, count(f"{persona}\n\n{PAD_FILLER * 8}") - count(persona)) / 8  # tokens per filler paragraph
+    repeats = max(1, math.ceil((target - tokens) / unit))
+    while True:
+        padded = f"{text}\n\n{PAD_FILLER * repeats}".rstrip()
+        tokens = count(padded)
+        if tokens >= target:
+            return padded, tokens
+        repeats += max(1, math.ceil((target - tokens) / unit))

@@ -140,7 +140,11 @@ MODELS: tuple[ModelInfo, ...] = (
         max_output=128_000,
         thinking=frozenset({ADAPTIVE, ENABLED, DISABLED}),
         prefill=False,
+        # 1,024 on https://platform.claude.com/docs/en/build-with-claude/prompt-caching ("Cache limitations"); the
+        # page said 2,048 until its revision of May 2026, which is why older pages and gateways still print 2,048
+        min_cache=1024,
         effort=("low", "medium", "high", "max"),
+        notes="min_cache: 1,024, the prompt-caching page since May 2026 (2,048 before)",
     ),
     ModelInfo(
         "claude-opus-4-5-20251101",
@@ -149,6 +153,7 @@ MODELS: tuple[ModelInfo, ...] = (
         effort=("low", "medium", "high"),
         retires="2027-01-22",
     ),
+    # 4,096 on https://platform.claude.com/docs/en/build-with-claude/prompt-caching ("Cache limitations")
     ModelInfo("claude-haiku-4-5-20251001", ("claude-haiku-4-5",), min_cache=4096),
     ModelInfo("claude-sonnet-4-5-20250929", ("claude-sonnet-4-5",), retires="2026-11-30"),
     ModelInfo("claude-mythos-preview", retires="2026-06-30", thinking_display="omitted"),

@@ -112,6 +112,7 @@ def _bounded(
     cache_ttl: str | None = None,
     pace_seconds: float = DEFAULT_PACE_SECONDS,
     grow_to_cache: bool = True,
+    pad_to_cache: bool | str = False,
 ) -> Strategy:
     """Bounded memory (window + running summary); an in-memory store unless `store` is given."""
     return BoundedMemory(
@@ -131,6 +132,7 @@ def _bounded(
         cache_ttl=cache_ttl,
         pace_seconds=pace_seconds,
         grow_to_cache=grow_to_cache,
+        pad_to_cache=pad_to_cache,
     )
 
 
@@ -138,6 +140,14 @@ def _bounded_cached(client: anthropic.Anthropic, settings: Settings, **kw: Any) 
     """Cache-aware bounded memory: the window grows to a high mark, then is cut to a low mark in one fold;
     breakpoints on the system prompt (persona + summary) and the newest message. The marks and the TTL are the
     layout helpers.memory.caching chooses for the model (`pace_seconds`: the expected time between turns)."""
+    return _bounded(client, settings, cache_aware=True, **kw)
+
+
+def _bounded_padded(client: anthropic.Anthropic, settings: Settings, **kw: Any) -> Strategy:
+    """Cache-aware bounded memory with its stable prefix padded to the model's minimum cacheable length
+    (`pad_to_cache`, default True: explicit neutral filler; a string: the app's own text to pin): persona + pinned
+    text carry their own breakpoint, so the request is read from the cache from turn 2 and after every fold."""
+    kw.setdefault("pad_to_cache", True)
     return _bounded(client, settings, cache_aware=True, **kw)
 
 
@@ -167,6 +177,7 @@ STRATEGIES: dict[str, StrategyFactory] = {
     "stateless": _stateless,
     "bounded": _bounded,
     "bounded_cached": _bounded_cached,
+    "bounded_padded": _bounded_padded,
     "vector": _vector,
     "vector_cached": _vector_cached,
     "memory_tool": _memory_tool,

@@ -155,6 +155,31 @@ def test_side_by_side_table_has_every_strategy_kind_and_checkpoint(capsys, tmp_p
     assert "Pace and TTL" in markdown and "| recall |" in markdown and "`crossover_turn`" in markdown
 
 
+def test_the_padded_row_runs_only_when_named_and_reads_from_the_cache_from_turn_2(capsys):
+    from helpers.bench.cost_table import OURS, PADDED, THEIRS
+    from helpers.offline import min_cacheable_tokens
+
+    only = "naive_cached,bounded_cached,bounded_padded"
+    argv = ["cost", "--only", only, "--checkpoints", "1,3", "--pace-turns", "0", "--json", "--no-progress"]
+    assert main(argv) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert list(report["strategies"]) == [THEIRS, OURS, PADDED]
+    for model in report["models"]:
+        minimum = min_cacheable_tokens(model)
+        cells = report["strategies"][PADDED]["by_model"][model]
+        # turn 1 writes the padded prefix, turns 2 and 3 read it: naive + caching and the unpadded layout read nothing
+        assert cells["1"]["chat"]["cache_write"] >= minimum and cells["1"]["chat"]["cache_read"] == 0
+        assert cells["3"]["chat"]["cache_read"] >= 2 * minimum
+        for label in (THEIRS, OURS):
+            assert report["strategies"][label]["by_model"][model]["3"]["chat"]["cache_read"] == 0
+        padded, naive = report["comparison"][model]["padded"], report["strategies"][THEIRS]["by_model"][model]
+        assert padded["usd"] == pytest.approx(cells["3"]["total"]["usd"])
+        for t in ("1", "3"):
+            assert padded["times_cheaper_at"][t] == pytest.approx(naive[t]["total"]["usd"] / cells[t]["total"]["usd"])
+            assert padded["recall_at"][t] == cells[t]["recall"]
+        assert report["strategies"][PADDED]["layout"][model]["minimum"] == minimum
+
+
 def test_side_by_side_on_a_short_run_orders_as_expected():
     rows = [r for r in ROWS if r[1] in ("naive", "bounded")]
     rows = [(label, name, {**opts, "budget": 600} if name == "bounded" else opts, c) for label, name, opts, c in rows]
@@ -262,3 +287,10 @@ def test_the_floor_is_naive_caching_with_every_read_cut_to_the_minimum():
     assert floor["naive_caching_usd"] == pytest.approx(naive)
     assert floor["floor_usd"] == pytest.approx(naive - (8780 - 8192) * 0.1 / 1e6)  # reads at 0.1x haiku's $1
     assert floor["max_times_cheaper"] == pytest.approx(naive / floor["floor_usd"])
+    from helpers.bench.cost_floor import padded_floor
+
+    padded = padded_floor(run, "claude-haiku-4-5", 4)  # turn 1 writes its 3,000 tokens padded to 4,096
+    prompts = (3000, 5 + 4300, 5 + 180 + 4300, 5 + 180 + 4480)  # each turn's whole prompt
+    writes = 4096 + sum(now - before for before, now in zip(prompts, prompts[1:]))
+    assert padded["floor_usd"] == pytest.approx((3 * 4096 * 0.1 + writes * 1.25 + 4 * 150 * 5) / 1e6)
+    assert padded["max_times_cheaper"] == pytest.approx(naive / padded["floor_usd"])

@@ -262,3 +262,88 @@ def test_on_haiku_the_grown_window_is_read_from_the_cache(settings):
     assert max(r.window_tokens for r in results) > 2000  # past the budget ...
     assert all(e.cache_read_input_tokens == 0 for e in chats if e.prompt_tokens < 4096)  # ... nothing under 4,096
     assert sum(e.cache_read_input_tokens > 0 for e in chats[-10:]) >= 9  # ... and read from the cache above it
+
+
+# ---------------------------------------------------------------------------- padded to the minimum
+
+
+@pytest.mark.parametrize("model", [HAIKU, SONNET])
+def test_the_padded_prefix_reaches_the_minimum_and_is_read_from_the_cache_from_turn_2(settings, model):
+    from helpers.memory.caching import PAD_FILLER
+    from helpers.sim.simulate import simulation_client
+
+    client = simulation_client(settings)
+    # the budget's own marks (grow_to_cache=False), so that 15 turns fold
+    memory = bounded(
+        client, settings, cache_aware=True, pad_to_cache=True, model=model, budget=400, grow_to_cache=False
+    )
+    memory.ledger = CostLedger()
+    minimum = min_cacheable_tokens(model)
+    # persona + pinned filler, measured by count_tokens, reaches the minimum on its own (the persona alone does not)
+    assert memory.system.startswith(SCOUT_PERSONA) and PAD_FILLER.strip() in memory.system
+    block = client.messages.count_tokens(model=model, system=memory.system, messages=[{"role": "user", "content": "."}])
+    assert memory.pinned_tokens == block.input_tokens - 1 >= minimum > memory._count_base(SCOUT_PERSONA)
+    memory.turn("Hi Scout, my name is Maya and my favorite color is teal.")
+    for i in range(14):
+        memory.turn(FILLER.format(i=i))
+    chats = [e for e in memory.ledger.entries if e.purpose == "chat"]
+    assert chats[0].cache_creation_input_tokens >= minimum and chats[0].cache_read_input_tokens == 0
+    # turn 2 on, every request reads at least the pinned block, after the folds too
+    assert all(e.cache_read_input_tokens >= minimum for e in chats[1:])
+    assert memory.ledger.totals_by_purpose().get("summary", {}).get("calls", 0) > 0  # it folded
+    request = memory.build_request("What is my favorite color?")
+    assert [("cache_control" in b) for b in request["system"]] == [True, True]  # the pinned block, the summary
+    assert request["system"][0]["text"] == memory.system and "teal" not in request["system"][0]["text"]
+    assert "\n".join(b["text"] for b in request["system"]) == memory.system_prompt(memory.load())  # same text
+    # free to grow, the layout needs no larger window to be cacheable after a fold: it keeps the budget's low mark
+    grown = choose_layout(
+        Conditions(model, 400, 0.5, memory.pinned_tokens + 100, 180, 300, pinned_tokens=memory.pinned_tokens)
+    )
+    assert grown.breakpoints and grown.low == 200 and grown.minimum == minimum
+
+
+def test_pad_to_cache_needs_cache_aware_and_pins_the_apps_own_text_first(client, settings):
+    with pytest.raises(ValueError, match="cache_aware"):
+        bounded(client, settings, pad_to_cache=True)
+    rules = "House rules:\n" + "\n".join(f"{i}. Check every date and place twice." for i in range(20))
+    memory = bounded(client, settings, cache_aware=True, pad_to_cache=rules, model=SONNET)
+    assert memory.system.startswith(f"{SCOUT_PERSONA}\n\n{rules}") and memory.pinned_tokens >= 1024
+    long_rules = LONG_PERSONA + "\n" + rules  # already past sonnet's minimum: pinned as it is, no filler
+    memory = bounded(client, settings, cache_aware=True, pad_to_cache=long_rules, model=SONNET, sid="s2")
+    assert memory.system == f"{SCOUT_PERSONA}\n\n{long_rules}"
+
+
+def test_the_registered_padded_strategy_is_cache_aware_bounded_with_the_option(client, settings):
+    from helpers.sim.strategies import make_strategy
+
+    memory = make_strategy("bounded_padded", client, settings, model=HAIKU, budget=2000)
+    assert isinstance(memory, BoundedMemory) and memory.cache_aware and memory.pinned_tokens >= 4096
+    plain = make_strategy("bounded_cached", client, settings, model=HAIKU, budget=2000)
+    assert plain.pinned_tokens == 0 and plain.system == SCOUT_PERSONA
+
+
+def test_a_pinned_block_past_the_minimum_is_read_after_every_fold_in_the_cost_model():
+    padded = dict(TRIP, base_tokens=4400)
+    unpinned = Conditions(HAIKU, budget=2000, low_water=0.5, **padded)
+    pinned = Conditions(HAIKU, budget=2000, low_water=0.5, pinned_tokens=4200, **padded)
+    for low, high in ((1000, 2000), (1000, 4000)):
+        a = fold_cycle_usd(low, high, unpinned, breakpoints=True)
+        b = fold_cycle_usd(low, high, pinned, breakpoints=True)
+        # the first turn after a fold reads the 4,200 pinned tokens instead of writing them again
+        price = price_of(HAIKU)
+        assert b < a
+        assert a - b == pytest.approx(
+            4200 * (price.cache_write_per_mtok - price.cache_read_per_mtok) / 1e6 / _turns(low, high, 180), rel=1e-6
+        )
+    short = Conditions(HAIKU, budget=2000, low_water=0.5, pinned_tokens=4000, **padded)  # under the minimum
+    assert fold_cycle_usd(1000, 2000, short, breakpoints=True) == fold_cycle_usd(1000, 2000, unpinned, breakpoints=True)
+
+
+def _turns(low: float, high: float, e: float) -> int:
+    """Turns of one fold cycle in the cost model (from low - e/2, one exchange a turn, until past high)."""
+    window, n = low - e / 2, 0
+    while True:
+        n += 1
+        window += e
+        if window > high:
+            return n

@@ -69,8 +69,8 @@ def test_the_table_names_every_stage_and_importing_memory_registers_nothing():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert (
         out.strip()
-        == "['bounded', 'bounded_cached', 'last_k', 'memory_tool', 'naive', 'naive_cached', 'stateless', 'vector', "
-        "'vector_cached']"
+        == "['bounded', 'bounded_cached', 'bounded_padded', 'last_k', 'memory_tool', 'naive', 'naive_cached', "
+        "'stateless', 'vector', 'vector_cached']"
     )
 
 
