@@ -16,9 +16,14 @@ from __future__ import annotations
 
 import functools
 import gzip
+import hashlib
 import json
+import os
+import sqlite3
+import threading
 from pathlib import Path
 
+from helpers.offline import language
 from helpers.offline.language import stem
 
 __all__ = ["senses", "synonymous", "is_a", "siblings", "opposite", "known", "DATA"]
@@ -31,8 +36,11 @@ SIBLING_STEPS = (
 )
 
 
-@functools.lru_cache(maxsize=1)
-def _lexicon() -> dict:
+TABLES = ("lemmas", "by_stem", "hyper", "antonyms", "words")  # what the reader looks up, each key -> a list
+
+
+def _read_json() -> dict:
+    """The lexicon as the file holds it, plus `by_stem` (a reader's stem -> synsets): seven MB of JSON to decode."""
     with gzip.open(DATA, "rt", encoding="utf-8") as fh:
         lex = json.load(fh)
     by_stem: dict[str, list[str]] = {}
@@ -40,6 +48,73 @@ def _lexicon() -> dict:
         by_stem.setdefault(stem(lemma), []).extend(ids)
     lex["by_stem"] = {k: list(dict.fromkeys(v)) for k, v in by_stem.items()}
     return lex
+
+
+class _Table:
+    """One table of the lexicon read from its SQLite copy a key at a time (a dict's `get`, `[]` and `in`)."""
+
+    def __init__(self, con: sqlite3.Connection, lock: threading.Lock, kind: str):
+        self._con, self._lock, self._kind, self._seen = con, lock, kind, {}
+
+    def get(self, key: str, default=None):
+        if key not in self._seen:
+            with self._lock:
+                row = self._con.execute("SELECT value FROM t WHERE kind = ? AND key = ?", (self._kind, key)).fetchone()
+            self._seen[key] = json.loads(row[0]) if row else None
+        found = self._seen[key]
+        return default if found is None else found
+
+    def __getitem__(self, key: str):
+        found = self.get(key)
+        if found is None:
+            raise KeyError(key)
+        return found
+
+    def __contains__(self, key: str) -> bool:
+        return self.get(key) is not None
+
+
+def _cache_file() -> Path:
+    """Where the SQLite copy lives: the user's cache dir, named by the data file and the stemmer it was built with
+    (a changed stemmer makes other `by_stem` keys)."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "goldfish-to-elephant"
+    digest = hashlib.sha256(DATA.read_bytes() + Path(language.__file__).read_bytes()).hexdigest()[:16]
+    return base / f"wordnet-{digest}.sqlite"
+
+
+def _build(path: Path) -> None:
+    """Write the SQLite copy of the lexicon (once per machine and data file: a few seconds), whole or not at all."""
+    lex = _read_json()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    con = sqlite3.connect(tmp)
+    try:
+        con.execute("CREATE TABLE t (kind TEXT, key TEXT, value TEXT, PRIMARY KEY (kind, key)) WITHOUT ROWID")
+        con.executemany(
+            "INSERT INTO t VALUES (?, ?, ?)",
+            ((kind, key, json.dumps(value)) for kind in TABLES for key, value in lex[kind].items()),
+        )
+        con.commit()
+    finally:
+        con.close()
+    os.replace(tmp, path)  # another process building it at the same time writes the same bytes
+
+
+@functools.lru_cache(maxsize=1)
+def _lexicon() -> dict:
+    """The lexicon's tables. Decoding the JSON costs about a second in every process that reads a word (every notebook
+    kernel, every terminal chat), so it is decoded once per machine into a SQLite copy that each process then reads a
+    key at a time; where no copy can be written, the JSON is decoded in memory as before."""
+    path = _cache_file()
+    try:
+        if not path.exists():
+            _build(path)
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+        lock = threading.Lock()
+        return {kind: _Table(con, lock, kind) for kind in TABLES}
+    except (OSError, sqlite3.Error):
+        lex = _read_json()
+        return {kind: lex[kind] for kind in TABLES}
 
 
 _NOUN_ENDINGS = (("ies", "y"), ("ches", "ch"), ("shes", "sh"), ("xes", "x"), ("ses", "s"), ("men", "man"), ("s", ""))

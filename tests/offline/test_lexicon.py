@@ -106,3 +106,38 @@ def test_builder_reads_wordnet_files_and_is_reproducible(tmp_path):
     wordnet_build.main([str(tmp_path), "--out", str(a)])
     wordnet_build.main([str(tmp_path), "--out", str(b)])
     assert a.read_bytes() == b.read_bytes()
+
+
+def test_the_sqlite_copy_answers_every_table_as_the_json_does(tmp_path, monkeypatch):
+    """Each process reads the lexicon a key at a time from a SQLite copy built once (decoding the JSON cost about a
+    second per process): the copy gives the same list, in the same order, for keys of every table, and None or the
+    default for a key no table has."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    lexicon._lexicon.cache_clear()
+    try:
+        tables = lexicon._lexicon()
+        assert list(tmp_path.rglob("wordnet-*.sqlite"))
+        assert all(isinstance(t, lexicon._Table) for t in tables.values())
+        source = lexicon._read_json()
+        for kind in lexicon.TABLES:
+            keys = list(source[kind])[::97]
+            assert keys and all(tables[kind][k] == source[kind][k] == tables[kind].get(k) for k in keys), kind
+            assert all(k in tables[kind] for k in keys)
+        assert tables["lemmas"].get("qzxv-no-such-word", ()) == () and "qzxv-no-such-word" not in tables["hyper"]
+        with pytest.raises(KeyError):
+            tables["words"]["qzxv-no-such-synset"]
+    finally:
+        lexicon._lexicon.cache_clear()
+
+
+def test_where_no_copy_can_be_written_the_json_is_read_in_memory(tmp_path, monkeypatch):
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the cache dir would be")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    lexicon._lexicon.cache_clear()
+    try:
+        tables = lexicon._lexicon()
+        assert all(isinstance(t, dict) for t in tables.values())
+        assert tables["lemmas"]["dog"] == lexicon._read_json()["lemmas"]["dog"]
+    finally:
+        lexicon._lexicon.cache_clear()
