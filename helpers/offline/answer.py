@@ -26,7 +26,7 @@ from helpers.offline.question import Question
 from helpers.offline.statements import Statement
 from helpers.offline.synonyms import related, same_person, synonyms
 
-__all__ = ["cosine", "rank", "judge", "Scored", "SEMANTIC_MIN"]
+__all__ = ["cosine", "rank", "judge", "second_reading", "Scored", "SEMANTIC_MIN", "SECOND_MIN", "SECOND_LEAD"]
 
 _EMBED_LOCK = threading.Lock()
 
@@ -161,14 +161,18 @@ def _same_person_word(asked: str, said: str) -> bool:
     return lexicon.synonymous(asked, said) or lexicon.is_a(said, asked)
 
 
-def _time_met(word: str, st: Statement) -> bool:
-    """A time the question names ("at Christmas", "this fall") is said, or a time close to it ("autumn")."""
+def _time_met(word: str, st: Statement, strict: bool = False) -> bool:
+    """A time the question names ("at Christmas", "this fall") is said, or a time close to it ("autumn"); `strict`
+    (the second reading): said, or the same time by the lexicon, never only a near one."""
     low = word.lower()
     if low not in TIME_WORDS or low in _GENERIC_TIME or stem(low) in st.stems:
         return True
     return any(
         w in TIME_WORDS
-        and (lexicon.synonymous(low, w) or (_word_similarity(low, w) >= PREDICATE_MIN and not lexicon.siblings(low, w)))
+        and (
+            lexicon.synonymous(low, w)
+            or (not strict and _word_similarity(low, w) >= PREDICATE_MIN and not lexicon.siblings(low, w))
+        )
         for w in st.words
     )  # "autumn" is the fall; "June" is not August
 
@@ -214,6 +218,54 @@ def _focus_named(f: str, word: str, question: Question, st: Statement, alias: di
     )
 
 
+_CHAIN = re.compile(r"(?i)\b[\w-]+(?:'s\s+[\w-]+)+")
+
+
+def _person_word(st: Statement) -> str:
+    """The word the statement names its person by ("mother-in-law"), or its stem when no word has it."""
+    return next((w for w in st.words if stem(w) == st.about), st.about)
+
+
+def _chain_is(question: Question, st: Statement) -> bool:
+    """A person asked about through a chain of possessives ("my wife's mum") that the statement names in one word
+    ("my mother-in-law"): the chain and the word mean the same by MiniLM (a phrase, not a list of kin terms)."""
+    said = _person_word(st)
+    if st.about == "user" or not re.search(rf"\b{re.escape(said.lower())}\b", st.text):
+        return False  # the user, or a person named ("Aurelio"), never stands for "Aurelio's brother"
+    chains = [
+        " ".join(toks[:n]).removesuffix("'s")
+        for toks in (m.group(0).replace("’", "'").split() for m in _CHAIN.finditer(question.text))
+        for n in range(2, len(toks) + 1)
+        if stem(toks[n - 1].removesuffix("'s")) in question.heads
+    ]  # "my wife's mum's name": "wife's mum"
+    return any(
+        cosine(chain.lower(), said.lower()) >= PHRASE_MIN and stem(said) not in {stem(w) for w in chain.split()}
+        for chain in chains
+    )
+
+
+def _object_is_person(question: Question, st: Statement) -> bool:
+    """ "where do my *folks* live": the thing asked about is the person the statement is about, in other words."""
+    said = _person_word(st).lower()
+    return any(
+        _word_similarity(word, said) >= OBJECT_MIN
+        and any(lexicon.is_a(word, kind, general=True) for kind in ("person", "people"))
+        for word in (question.words.get(o, o).lower() for o in question.objects)
+    )
+
+
+def _head_near(phrase: str, st: Statement, taken: frozenset[str]) -> bool:
+    """The head noun of a phrase asked about ("our holiday *hut*") is near a word of the statement ("cabin"), one
+    that is not another thing of the same close kind (a "series" is no "movie")."""
+    toks = phrase.split()
+    head = toks[-1] if len(toks) > 1 else ""
+    return bool(head) and any(
+        _word_similarity(head, w) >= OBJECT_MIN and not lexicon.siblings(head, w)
+        for w in st.words
+        if stem(w) not in taken
+    )
+
+
 @dataclass
 class Scored:
     """A statement with its coverage of the question, its similarity and the combined rank."""
@@ -224,15 +276,28 @@ class Scored:
     rank: float
 
 
-def judge(question: Question, st: Statement, alias: dict[str, set[str]]) -> tuple[Scored | None, str]:
-    """Whether `st` may answer `question`: (scored, "ok"), or (None, the reason it may not)."""
+def judge(
+    question: Question, st: Statement, alias: dict[str, set[str]], lenient: bool = False
+) -> tuple[Scored | None, str]:
+    """Whether `st` may answer `question`: (scored, "ok"), or (None, the reason it may not). `lenient` (the second
+    reading, see `second_reading`): the thing asked about may be named by a word near the head noun of its phrase
+    ("our holiday *hut*": a cabin), a person by a word meaning a chain of possessives ("my wife's mum": my
+    mother-in-law), and a statement that meets one word of the question besides the person asked about is enough;
+    every other check still holds."""
     qwords = question.words
     taken = frozenset(question.stems)
-    if any(_match(h, qwords.get(h, h), st, alias, strict=True) < 1.0 for h in question.heads):
+    if any(_match(h, qwords.get(h, h), st, alias, strict=True) < 1.0 for h in question.heads) and not (
+        lenient and _chain_is(question, st)
+    ):
         return None, "other person"  # not about the person asked about
     if question.about_user and st.about != "user" and question.kind != "person":
         return None, "not the user"  # about someone else (the user's sister), the question is about the user
-    if question.mine and st.about in PERSON_STEMS and question.kind != "person":
+    if (
+        question.mine
+        and st.about in PERSON_STEMS
+        and question.kind != "person"
+        and not (lenient and _object_is_person(question, st))
+    ):
         return None, "not the user"  # "what's my job": the husband's job is not the user's
     close = cosine(question.text, st.text) >= SEMANTIC_MIN  # the sentences as a whole agree
     if any(
@@ -240,6 +305,8 @@ def judge(question: Question, st: Statement, alias: dict[str, set[str]]) -> tupl
         and not any(is_kind_of(s, k) for s in st.stems for k in synonyms(o))  # "my occupation": a dentist
         and not _phrase_said(question.phrases.get(o, ""), st)
         and not (close and _match(o, qwords.get(o, o), st, alias, taken=taken, floor=OBJECT_MIN) >= OBJECT_MIN)
+        and not (lenient and _head_near(question.phrases.get(o, ""), st, taken))
+        and not (lenient and _object_is_person(question, st))
         for o in question.objects
     ):
         return None, "other thing"  # not about the thing asked about
@@ -262,9 +329,11 @@ def judge(question: Question, st: Statement, alias: dict[str, set[str]]) -> tupl
         return None, "other attribute"  # "the *combination* for my locker": the locker's number does not open it
     modifiers = {stem(w) for p in question.phrases.values() for w in p.split()}  # "my *morning* brew" is no occasion
     if question.kind != "time" and any(
-        not _time_met(qwords.get(q, q), st) for q in question.stems if q not in modifiers
+        not _time_met(qwords.get(q, q), st, strict=lenient) for q in question.stems if q not in modifiers
     ):
         return None, "other occasion"  # "where are we going at Christmas": a plan for another time is not it
+    if lenient and _PRESENT_ASKED.search(question.text) and _PAST_STATE.search(st.text):
+        return None, "another time"  # second reading: "which town do I call home": where they were born is not it
     if cues.CLOCK_ASKED.search(question.text) and not cues.CLOCK.search(st.text):
         return None, "no clock time"  # "what time is my appointment": the day it moved to is not the time
     if cues.DATE_ASKED.search(question.text) and not cues.DAY_OF_MONTH.search(st.text):
@@ -324,7 +393,7 @@ def judge(question: Question, st: Statement, alias: dict[str, set[str]]) -> tupl
     missed = sum(m == 0.0 for m in matches)
     # the best match among words other than the person asked about: "what does she do for *work*" needs work said
     said_more = max((m for s, m in zip(question.stems, matches) if s not in question.heads), default=0.0)
-    if (
+    if (lenient and (said_more > 0 or _chain_is(question, st) or _object_is_person(question, st))) or (
         (coverage >= 0.5 and (missed == 0 or similarity >= 0.35))
         or (similarity >= 0.45 and coverage >= 0.3)
         or similarity >= SEMANTIC_MIN
@@ -342,3 +411,35 @@ def rank(question: Question, statements: list[Statement]) -> list[Scored]:
     out = [scored for scored, _ in (judge(question, st, alias) for st in statements) if scored is not None]
     out.sort(key=lambda s: (-s.rank, -s.statement.order))
     return out
+
+
+_PRESENT_ASKED = re.compile(
+    r"(?i)^\W*(?:\w+\s+){0,3}?(?:do|does|am|is|are)\b|\b(?:now|nowadays|these days|currently|at present|at the moment)\b"
+)  # a question about how things are now
+_PAST_STATE = re.compile(
+    r"(?i)\b(?:was|were|grew up)\b|" + cues.NO_LONGER.pattern.removeprefix("(?i)")
+)  # how they were
+SECOND_MIN = 0.2  # MiniLM cosine a statement needs for the second reading ...
+SECOND_LEAD = 0.05  # ... and its lead over every other statement of the request
+
+
+def second_reading(question: Question, statements: list[Statement]) -> Statement | None:
+    """When no statement answers in the question's own words: the one statement the question points to by meaning.
+    It must pass every check of `judge` but those on naming the thing asked in the same words (the person asked about,
+    the kind of answer, the time, the figure, the owner still hold), and be clearly the closest statement of the
+    request to the question as a whole: at least SECOND_MIN, and SECOND_LEAD ahead of every statement that is not
+    part of it (or it of them). "Who treats my spine?" points to "I see a physiotherapist named Arjun for my back"."""
+    if not question.stems or not statements:
+        return None
+    alias = _aliases(statements)
+    sims = {st.text: cosine(question.text, st.text) for st in statements}
+    passed = [st for st in statements if judge(question, st, alias, lenient=True)[0] is not None]
+    if not passed:
+        return None
+    best = max(passed, key=lambda st: (sims[st.text], st.order))
+    others = [
+        sims[st.text] for st in statements if st.text not in best.text and best.text not in st.text and st.text.strip()
+    ]
+    if sims[best.text] < SECOND_MIN or sims[best.text] - max(others, default=0.0) < SECOND_LEAD:
+        return None
+    return best

@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from helpers.offline.answer import cosine, rank
+from helpers.offline.answer import cosine, rank, second_reading
 from helpers.offline.person import strip_discourse, third_to_second, to_second
 from helpers.offline.question import Question, is_question, read_question, split_clauses
 from helpers.offline.statements import Statement, statements_of
@@ -45,10 +45,11 @@ def render_second(st: Statement) -> str:
 
 
 def answer(question: Question, statements: list[Statement]) -> Statement | None:
-    """The statement that answers the question, or None: among near-best candidates, the newest wins."""
+    """The statement that answers the question, or None: among near-best candidates, the newest wins. When none
+    answers in the question's words, the one the question clearly points to by meaning (`second_reading`)."""
     ranked = rank(question, statements)
     if not ranked:
-        return None
+        return second_reading(question, statements)
     best = ranked[0].rank
     top = ranked[0]
     near = [

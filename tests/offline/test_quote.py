@@ -136,6 +136,8 @@ def test_the_tune_part_through_the_sdk_has_no_contradiction(client):
     assert verdicts.count("contradicted") == 0, [o for o in outcomes if o["verdict"] == "contradicted"]
     assert all(re.search(r"\S", o["reply"]) for o in outcomes)
     assert verdicts.count("answered") + verdicts.count("quoted") == len(items), outcomes
+    # measured with the second reading (issue 40): 18 of these 21 answered (17 without it); a regression fails
+    assert verdicts.count("answered") >= 18, [o for o in outcomes if o["verdict"] != "answered"]
 
 
 def _chat(statement: str, question: str, system: str = prompts.SCOUT_PERSONA) -> str:

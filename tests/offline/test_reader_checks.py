@@ -73,3 +73,47 @@ def test_the_leading_question_word_decides_the_kind_not_one_in_a_later_clause():
     )
     found = answer(read_question("Where do I like to sit when flying?"), pool)
     assert found is not None and "window seats" in render_second(found)
+
+
+# The second reading (issue 40): when no statement answers in the question's words, the one the question clearly
+# points to by meaning answers, if it passes every other check. Sentences written for this test, in no corpus.
+_AROUND = ["I had a long week.", "The weather has been grey."]
+
+
+def _second(said: str, asked: str, around: list[str] = _AROUND) -> str | None:
+    msgs = [("user", s) for s in [around[0], said, *around[1:]]] + [("user", asked)]
+    st = answer(read_question(asked), statements_of("", msgs, include_last=False))
+    return render_second(st) if st else None
+
+
+@pytest.mark.parametrize(
+    "said, asked, expected",
+    [
+        ("My mother-in-law is Renata.", "What's my husband's mother's name?", "Renata"),  # a chain: one word
+        ("My father-in-law is called Desmond.", "What's my wife's dad's name?", "Desmond"),
+        ("My parents moved to Vermont.", "Where do my folks live now?", "Vermont"),  # the object is the person
+        (
+            "The burglar alarm code at home is 5521.",
+            "What do I type in to switch off the security system at the house?",
+            "5521",
+        ),
+    ],
+)
+def test_the_second_reading_answers_what_the_question_points_to(said, asked, expected):
+    reply = _second(said, asked)
+    assert reply is not None and expected in reply
+
+
+@pytest.mark.parametrize(
+    "said, asked, around",
+    [
+        ("My grandparents retired to Algarve.", "Where do my folks live now?", _AROUND),  # other people
+        ("I'm flying to Oslo tomorrow.", "Where am I going next month?", _AROUND),  # another time
+        ("My favourite colour is green.", "What's my favourite fruit?", _AROUND),  # another thing of a kind
+        ("Aurelio lives in Turin.", "Where does Aurelio's brother live?", _AROUND),  # a name is no chain of kin
+        # two statements as close: neither is the one the question points to
+        ("My parents moved to Vermont.", "Where do my folks live now?", ["My parents moved to Texas.", "Hi."]),
+    ],
+)
+def test_the_second_reading_declines_what_it_cannot_tell(said, asked, around):
+    assert _second(said, asked, around) is None
