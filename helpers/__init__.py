@@ -81,7 +81,7 @@ TOOLS built on the core:
     bench/                      `python -m helpers.bench ...` (__main__.py, cli.py, common.py): one module per
                                 benchmark: cost.py (with cost_table.py: every strategy side by side; cost_pace.py: pace and
                                 TTL; cost_floor.py: the floor of the comparison; cost_report.py: provenance,
-                                cost.md), compare.py,
+                                cost.md; same_batches.py: one embedding per batch across its runs), compare.py,
                                 kinds.py (who decides what to remember: application, model, platform; 06),
                                 overhead.py, load.py (with users.py: many users in one process), recall.py,
                                 retrieval.py (with latency.py and synthetic.py: cold start, latency and RSS at

@@ -472,8 +472,8 @@ def test_an_earlier_notebooks_module_never_imports_a_later_ones() -> None:
 ROOMS = ["tools", "sim", "memory", "retrieval", "db", "offline"]
 ROOM_OF = {"bench": "tools", "memory_tool": "memory"}  # the memory-tool stage is a memory stage
 ALLOWED_BACK = {
-    ("helpers.offline.answer", "helpers.retrieval"),
-    ("helpers.offline.answer", "helpers.retrieval.embeddings"),
+    ("helpers.offline.meaning", "helpers.retrieval"),
+    ("helpers.offline.meaning", "helpers.retrieval.embeddings"),
 }
 
 

@@ -21,10 +21,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from helpers.bench.same_batches import same_batches_embedder
 from helpers.bench.scoring import answer_in_request
 from helpers.config import Settings, load_settings
 from helpers.pricing import CHAT_KIND, CostLedger, cost_of
-from helpers.retrieval.embeddings import get_embedder
 from helpers.sim.scripts import TRIP_PERSONA, recall_questions, recall_script
 from helpers.sim.simulate import SECONDS_PER_TURN, simulate, simulation_client
 from helpers.sim.strategies import make_strategy
@@ -115,36 +115,6 @@ class _Marked:
         return result
 
 
-class _SameBatches:
-    """An embedder that computes each batch of texts once per process: the vector rows index the same turns
-    (the same script, often the same replies), so a batch seen in an earlier run is not embedded again. Only an
-    identical batch is reused, so every vector is the one the wrapped embedder computed for that very call."""
-
-    def __init__(self, embedder: Any):
-        self.embedder, self.name, self.dim, self._seen = embedder, embedder.name, embedder.dim, {}
-
-    def __getattr__(self, name: str) -> Any:  # e.g. Voyage's embed_query: passed through, not memoised
-        return getattr(self.embedder, name)
-
-    def embed(self, texts: list[str]) -> Any:
-        key = tuple(texts)
-        if key not in self._seen:
-            self._seen[key] = self.embedder.embed(list(texts))
-        return self._seen[key].copy()
-
-    def embed_one(self, text: str) -> Any:
-        return self.embed([text])[0]
-
-
-_EMBEDDERS: dict = {}
-
-
-def _embedder(settings: Settings) -> _SameBatches:
-    """One batch-memoising embedder per process and underlying embedder (shared by the vector runs)."""
-    inner = get_embedder(settings)
-    return _EMBEDDERS.setdefault(id(inner), _SameBatches(inner))
-
-
 def _empty() -> dict:
     return {"calls": 0, **{k: 0 for k in KINDS}, "usd": 0.0}
 
@@ -195,7 +165,7 @@ def run_strategy(
     run_settings = settings.with_(chat_model=model, summary_model=upkeep, extraction_model=upkeep)
     client = simulation_client(run_settings)
     if name.startswith("vector"):  # the vector rows share one embedder that embeds each batch of texts once
-        options = {**options, "embedder": _embedder(run_settings)}
+        options = {**options, "embedder": same_batches_embedder(run_settings)}
     if name in CACHE_AWARE:
         options = {**options, "pace_seconds": seconds_per_turn}
     strategy = _Marked(

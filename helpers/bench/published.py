@@ -175,6 +175,7 @@ PUBLISHED: dict[str, Published] = {
             (
                 "helpers/bench/cost.py",
                 "helpers/bench/cost_table.py",
+                "helpers/bench/same_batches.py",
                 "helpers/bench/cost_pace.py",
                 "helpers/bench/cost_floor.py",
                 "helpers/bench/cost_report.py",

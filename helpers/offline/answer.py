@@ -7,9 +7,7 @@ kinds) or by meaning (MiniLM sentence similarity). `judge` gives the verdict and
 
 from __future__ import annotations
 
-import functools
 import re
-import threading
 from dataclasses import dataclass
 
 from helpers.offline import cues, lexicon
@@ -21,46 +19,16 @@ from helpers.offline.language import (
     proper_names,
     stem,
 )
+from helpers.offline.meaning import cosine, word_similarity
 from helpers.offline.person import mentions
 from helpers.offline.question import Question
 from helpers.offline.statements import Statement
 from helpers.offline.synonyms import related, same_person, synonyms
 
-__all__ = ["cosine", "rank", "judge", "second_reading", "Scored", "SEMANTIC_MIN", "SECOND_MIN", "SECOND_LEAD"]
-
-_EMBED_LOCK = threading.Lock()
+__all__ = ["cosine", "rank", "judge", "aliases", "Scored", "SEMANTIC_MIN"]
 
 
-@functools.lru_cache(maxsize=1)
-def _embedder():
-    try:
-        from helpers.retrieval.embeddings import shared_local
-
-        model = shared_local()
-        model.embed(["warm up"])
-        return model
-    except Exception:  # noqa: BLE001 - no local model: the reader works on words alone
-        return None
-
-
-@functools.lru_cache(maxsize=20000)
-def _vector(text: str):
-    model = _embedder()
-    if model is None:
-        return None
-    with _EMBED_LOCK:
-        return model.embed([text])[0]
-
-
-def cosine(a: str, b: str) -> float:
-    """MiniLM cosine of two sentences (0.0 without the local model), rounded so results stay deterministic."""
-    va, vb = _vector(a), _vector(b)
-    if va is None or vb is None:
-        return 0.0
-    return round(float(va @ vb), 3)
-
-
-def _aliases(statements: list[Statement]) -> dict[str, set[str]]:
+def aliases(statements: list[Statement]) -> dict[str, set[str]]:
     """Stems that name the same person: "my sister Priya" / "my sister's name is Priya" → sister ↔ priya."""
     alias: dict[str, set[str]] = {}
     for st in statements:
@@ -76,12 +44,6 @@ def _aliases(statements: list[Statement]) -> dict[str, set[str]]:
             alias.setdefault(a, set()).add(b)
             alias.setdefault(b, set()).add(a)
     return alias
-
-
-@functools.lru_cache(maxsize=50000)
-def _word_similarity(a: str, b: str) -> float:
-    """MiniLM cosine of two single words (0.0 without the local model)."""
-    return cosine(a, b)
 
 
 def _match(
@@ -115,7 +77,7 @@ def _match(
         return 0.9  # the lexicon: a "greyhound" is a dog, "Mondays" are days
     if any(is_kind_of(s, k) for s in st.stems for k in synonyms(qs)):
         return 0.5  # asked what they "eat", said "sugar" (a food): counts, but never names the thing asked about
-    best = max((_word_similarity(qword.lower(), w) for w in st.words if stem(w) not in taken), default=0.0)
+    best = max((word_similarity(qword.lower(), w) for w in st.words if stem(w) not in taken), default=0.0)
     return best if best >= floor else 0.0
 
 
@@ -171,7 +133,7 @@ def _time_met(word: str, st: Statement, strict: bool = False) -> bool:
         w in TIME_WORDS
         and (
             lexicon.synonymous(low, w)
-            or (not strict and _word_similarity(low, w) >= PREDICATE_MIN and not lexicon.siblings(low, w))
+            or (not strict and word_similarity(low, w) >= PREDICATE_MIN and not lexicon.siblings(low, w))
         )
         for w in st.words
     )  # "autumn" is the fall; "June" is not August
@@ -188,7 +150,7 @@ def _instance(focus: str, word: str, question: Question, st: Statement) -> bool:
         return True  # the lexicon knows "lasagna" is a dish, "collie" a dog
     if is_specific(focus) or cosine(question.text, st.text) < INSTANCE_SENTENCE_MIN:
         return False
-    return max(_word_similarity(word.lower(), w) for w in new) >= INSTANCE_MIN
+    return max(word_similarity(word.lower(), w) for w in new) >= INSTANCE_MIN
 
 
 def _measured(word: str) -> bool:
@@ -248,7 +210,7 @@ def _object_is_person(question: Question, st: Statement) -> bool:
     """ "where do my *folks* live": the thing asked about is the person the statement is about, in other words."""
     said = _person_word(st).lower()
     return any(
-        _word_similarity(word, said) >= OBJECT_MIN
+        word_similarity(word, said) >= OBJECT_MIN
         and any(lexicon.is_a(word, kind, general=True) for kind in ("person", "people"))
         for word in (question.words.get(o, o).lower() for o in question.objects)
     )
@@ -260,7 +222,7 @@ def _head_near(phrase: str, st: Statement, taken: frozenset[str]) -> bool:
     toks = phrase.split()
     head = toks[-1] if len(toks) > 1 else ""
     return bool(head) and any(
-        _word_similarity(head, w) >= OBJECT_MIN and not lexicon.siblings(head, w)
+        word_similarity(head, w) >= OBJECT_MIN and not lexicon.siblings(head, w)
         for w in st.words
         if stem(w) not in taken
     )
@@ -312,7 +274,7 @@ def judge(
         return None, "other thing"  # not about the thing asked about
     owned = {stem(w) for w in _OWNED.findall(st.text)}  # "our *eldest*", "my *bike*": the thing the statement is about
     if any(other_member(o, owned) for o in question.objects) or any(
-        other_member(q, {stem(w) for w in st.words if _word_similarity(qwords.get(q, q).lower(), w) < 0.7})
+        other_member(q, {stem(w) for w in st.words if word_similarity(qwords.get(q, q).lower(), w) < 0.7})
         for q in question.stems
         if q not in st.stems and not any(related(q, s) for s in st.stems)
     ):
@@ -407,7 +369,7 @@ def judge(
 
 def rank(question: Question, statements: list[Statement]) -> list[Scored]:
     """Statements that may answer `question`, best first (all checks passed)."""
-    alias = _aliases(statements)
+    alias = aliases(statements)
     out = [scored for scored, _ in (judge(question, st, alias) for st in statements) if scored is not None]
     out.sort(key=lambda s: (-s.rank, -s.statement.order))
     return out
@@ -419,27 +381,3 @@ _PRESENT_ASKED = re.compile(
 _PAST_STATE = re.compile(
     r"(?i)\b(?:was|were|grew up)\b|" + cues.NO_LONGER.pattern.removeprefix("(?i)")
 )  # how they were
-SECOND_MIN = 0.2  # MiniLM cosine a statement needs for the second reading ...
-SECOND_LEAD = 0.05  # ... and its lead over every other statement of the request
-
-
-def second_reading(question: Question, statements: list[Statement]) -> Statement | None:
-    """When no statement answers in the question's own words: the one statement the question points to by meaning.
-    It must pass every check of `judge` but those on naming the thing asked in the same words (the person asked about,
-    the kind of answer, the time, the figure, the owner still hold), and be clearly the closest statement of the
-    request to the question as a whole: at least SECOND_MIN, and SECOND_LEAD ahead of every statement that is not
-    part of it (or it of them). "Who treats my spine?" points to "I see a physiotherapist named Arjun for my back"."""
-    if not question.stems or not statements:
-        return None
-    alias = _aliases(statements)
-    sims = {st.text: cosine(question.text, st.text) for st in statements}
-    passed = [st for st in statements if judge(question, st, alias, lenient=True)[0] is not None]
-    if not passed:
-        return None
-    best = max(passed, key=lambda st: (sims[st.text], st.order))
-    others = [
-        sims[st.text] for st in statements if st.text not in best.text and best.text not in st.text and st.text.strip()
-    ]
-    if sims[best.text] < SECOND_MIN or sims[best.text] - max(others, default=0.0) < SECOND_LEAD:
-        return None
-    return best

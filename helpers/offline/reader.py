@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from helpers.offline.answer import cosine, rank, second_reading
+from helpers.offline.answer import aliases, cosine, judge, rank
 from helpers.offline.person import strip_discourse, third_to_second, to_second
 from helpers.offline.question import Question, is_question, read_question, split_clauses
 from helpers.offline.statements import Statement, statements_of
@@ -28,6 +28,9 @@ __all__ = [
     "split_clauses",
     "render_second",
     "cosine",
+    "second_reading",
+    "SECOND_MIN",
+    "SECOND_LEAD",
 ]
 
 
@@ -61,3 +64,29 @@ def answer(question: Question, statements: list[Statement]) -> Statement | None:
     # a clause and the whole sentence it came from: say the shorter one when it covers as much
     same = [s for s in ranked if s.coverage >= chosen.coverage and s.statement.text in chosen.statement.text]
     return min(same, key=lambda s: len(s.statement.text)).statement if same else chosen.statement
+
+
+SECOND_MIN = 0.2  # MiniLM cosine a statement needs for the second reading ...
+SECOND_LEAD = 0.05  # ... and its lead over every other statement of the request
+
+
+def second_reading(question: Question, statements: list[Statement]) -> Statement | None:
+    """When no statement answers in the question's own words: the one statement the question points to by meaning.
+    It must pass every check of `judge` but those on naming the thing asked in the same words (the person asked about,
+    the kind of answer, the time, the figure, the owner still hold), and be clearly the closest statement of the
+    request to the question as a whole: at least SECOND_MIN, and SECOND_LEAD ahead of every statement that is not
+    part of it (or it of them). "Who treats my spine?" points to "I see a physiotherapist named Arjun for my back"."""
+    if not question.stems or not statements:
+        return None
+    alias = aliases(statements)
+    sims = {st.text: cosine(question.text, st.text) for st in statements}
+    passed = [st for st in statements if judge(question, st, alias, lenient=True)[0] is not None]
+    if not passed:
+        return None
+    best = max(passed, key=lambda st: (sims[st.text], st.order))
+    others = [
+        sims[st.text] for st in statements if st.text not in best.text and best.text not in st.text and st.text.strip()
+    ]
+    if sims[best.text] < SECOND_MIN or sims[best.text] - max(others, default=0.0) < SECOND_LEAD:
+        return None
+    return best

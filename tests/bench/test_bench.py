@@ -14,10 +14,10 @@ from helpers.bench.cost_table import (
     KINDS,
     MAINTENANCE_MODEL,
     ROWS,
-    _SameBatches,
     cost_table,
     crossover_turn,
 )
+from helpers.bench.same_batches import SameBatches
 from helpers.pricing import cost_of
 from helpers.sim.scripts import recall_questions
 from helpers.sim.simulate import REPLY_TOKENS
@@ -202,7 +202,7 @@ def test_the_vector_rows_embed_each_batch_once_and_get_the_embedders_own_vectors
             return np.array([[len(t), i, 1.0] for i, t in enumerate(texts)], dtype=np.float32)
 
     inner = Counting()
-    memo = _SameBatches(inner)
+    memo = SameBatches(inner)
     first = memo.embed(["a", "bb"])
     first[0, 0] = -1.0  # the caller may change what it got; the memo keeps its own copy
     again = memo.embed(["a", "bb"])

@@ -128,7 +128,7 @@ def test_table_rates_by_relation_and_overall():
 # Issue 20: answers are matched as whole words ("teal" is not found in "steal"); re-measured offline
 # (`python -m helpers.bench.reader_eval`, both parts): tuning 482 correct, 116 false IDK, 39 invented;
 # held out 77, 33, 15.
-# Issue 40's second reading (the statement a question points to by meaning, helpers.offline.answer.second_reading):
+# Issue 40's second reading (the statement a question points to by meaning, helpers.offline.reader.second_reading):
 # tuning 495 correct, 103 false IDK, 39 invented; held out 79, 31, 15 (its first measure showed one more invented
 # answer on the held-out part, a past state read for a present question; the generic tense check that removed it
 # was written after seeing it, so the held-out part is no longer blind for this change).
