@@ -84,8 +84,8 @@ def _cache_file() -> Path:
 
 def _build(path: Path) -> None:
     """Write the SQLite copy of the lexicon (once per machine and data file: a few seconds), whole or not at all."""
+    path.parent.mkdir(parents=True, exist_ok=True)  # first: where it cannot be written, nothing is decoded twice
     lex = _read_json()
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     con = sqlite3.connect(tmp)
     try:
