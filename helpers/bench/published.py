@@ -216,8 +216,6 @@ OUT_OF_DATE: dict[str, str] = {
     "retrieval.json": "made at 763c3f0; helpers/retrieval changed since (index files 0600, crash points; issue 42's "
     "threadpoolctl controller and opt-in embedding disk cache): a timing run, it needs the idle machine for 27 min",
     "coarse.json": "made at 763c3f0; helpers/retrieval changed since (as for retrieval.json): a timing run",
-    "cost.json": "made at 2e97536, before provenance recorded what it measures; the offline model and the cost bench "
-    "(issue 42's padded layout, a row only `--only` runs) changed since",
     "load.json": "made at 8fa5b01, before provenance recorded what it measures; the offline model changed since: a "
     "timing run, it needs the idle machine for most of an hour",
 }
