@@ -213,9 +213,6 @@ PUBLISHED: dict[str, Published] = {
 # list to the truth both ways: a file named here must really be stale, so a regenerated file must leave the list, and
 # every file not named here must be fresh and fully stamped.
 OUT_OF_DATE: dict[str, str] = {
-    "retrieval.json": "made at 763c3f0; helpers/retrieval changed since (index files 0600, crash points; issue 42's "
-    "threadpoolctl controller and opt-in embedding disk cache): a timing run, it needs the idle machine for 27 min",
-    "coarse.json": "made at 763c3f0; helpers/retrieval changed since (as for retrieval.json): a timing run",
     "load.json": "made at 8fa5b01, before provenance recorded what it measures; the offline model changed since: a "
     "timing run, it needs the idle machine for most of an hour",
 }
