@@ -207,15 +207,12 @@ PUBLISHED: dict[str, Published] = {
 }
 
 
-# Files this checkout knows are out of date (issue 42 stays open for them): written before a later change to a module
-# they measure, or before provenance existed, and too long to re-run in the session that changed those modules
-# (`python -m helpers.bench all --stale` re-runs them; about 2.5 hours). tests/bench/test_provenance.py holds the
+# Files this checkout knows are out of date: written before a later change to a module they measure, or before
+# provenance existed, and too long to re-run in the session that changed those modules (`python -m helpers.bench all
+# --stale` re-runs them). tests/bench/test_provenance.py holds the
 # list to the truth both ways: a file named here must really be stale, so a regenerated file must leave the list, and
 # every file not named here must be fresh and fully stamped.
-OUT_OF_DATE: dict[str, str] = {
-    "load.json": "made at 8fa5b01, before provenance recorded what it measures; the offline model changed since: a "
-    "timing run, it needs the idle machine for most of an hour",
-}
+OUT_OF_DATE: dict[str, str] = {}  # none: every results file was regenerated after the last change it measures
 
 
 def _git(*args: str) -> subprocess.CompletedProcess:
