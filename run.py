@@ -239,6 +239,18 @@ def lint_commands() -> list[list[str]]:
     return [[*ruff, "check", "."], [*ruff, "format", "--check", "."]]
 
 
+def test_env(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment the tests run in: this one, with Python's bytecode cache switched back on.
+
+    PYTHONDONTWRITEBYTECODE (set on some machines, CI sandboxes among them) makes every process compile what it
+    imports from source, and pytest rewrite every test module's asserts again in each worker: a second or more per
+    process, and the run starts dozens (workers, a kernel per notebook, the CLI chats the tests drive). The cache
+    lives in __pycache__/ (git-ignored) and is checked against each source file, so it never runs stale code."""
+    env = dict(os.environ if environ is None else environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 def test(extra: list[str]) -> None:
     setup(teach=True)
     for cmd in lint_commands():  # seconds; a failure names the file and the rule (`ruff format .` fixes format)
@@ -250,7 +262,7 @@ def test(extra: list[str]) -> None:
     failed = 0
     for cmd in pytest_commands(extra):  # with --all: every command runs, and the run fails if any did
         print("+", " ".join(cmd), flush=True)
-        failed = subprocess.run(cmd, cwd=ROOT).returncode or failed
+        failed = subprocess.run(cmd, cwd=ROOT, env=test_env()).returncode or failed
     sys.exit(failed)
 
 

@@ -314,6 +314,13 @@ def test_test_command_runs_the_fast_set_unless_all_and_prints_the_slowest():
     assert run_py.pytest_commands(["--all", "-x"]) == [run_py.pytest_command(["-x"]), slow]
 
 
+def test_the_tests_run_with_the_bytecode_cache_on_and_the_rest_of_the_environment_kept():
+    run_py = _run_py()
+    env = run_py.test_env({"PYTHONDONTWRITEBYTECODE": "1", "GTE_DATA_DIR": "/tmp/x", "PATH": "/bin"})
+    assert env == {"GTE_DATA_DIR": "/tmp/x", "PATH": "/bin"}
+    assert run_py.test_env({"PATH": "/bin"}) == {"PATH": "/bin"}
+
+
 def test_the_test_command_lints_first_and_the_tree_passes(tmp_path):
     """`run.py test` runs ruff check and ruff format --check (pyproject.toml's settings) before pytest; both fail on
     a file that breaks them and pass on this tree."""
