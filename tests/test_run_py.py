@@ -314,11 +314,23 @@ def test_test_command_runs_the_fast_set_unless_all_and_prints_the_slowest():
     assert run_py.pytest_commands(["--all", "-x"]) == [run_py.pytest_command(["-x"]), slow]
 
 
-def test_the_tests_run_with_the_bytecode_cache_on_and_the_rest_of_the_environment_kept():
+def test_the_tests_run_with_the_bytecode_cache_on_and_the_rest_of_the_environment_kept(monkeypatch):
     run_py = _run_py()
     env = run_py.test_env({"PYTHONDONTWRITEBYTECODE": "1", "GTE_DATA_DIR": "/tmp/x", "PATH": "/bin"})
     assert env == {"GTE_DATA_DIR": "/tmp/x", "PATH": "/bin"}
     assert run_py.test_env({"PATH": "/bin"}) == {"PATH": "/bin"}
+    # and `run.py test` hands that environment to every pytest it starts
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.setattr(run_py, "setup", lambda teach=False: None)
+    monkeypatch.setattr(run_py, "lint_commands", lambda: [])
+    envs = []
+    monkeypatch.setattr(
+        run_py.subprocess, "run", lambda cmd, **kw: envs.append(kw.get("env")) or subprocess.CompletedProcess(cmd, 0)
+    )
+    with pytest.raises(SystemExit) as done:
+        run_py.test([])
+    assert done.value.code == 0 and len(envs) == 1
+    assert envs[0] is not None and "PYTHONDONTWRITEBYTECODE" not in envs[0] and envs[0]["PATH"] == os.environ["PATH"]
 
 
 def test_the_test_command_lints_first_and_the_tree_passes(tmp_path):
