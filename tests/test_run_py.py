@@ -35,6 +35,7 @@ def test_gitattributes_route_notebooks_through_nbstripout():
     assert out.strip().endswith("filter: nbstripout")
 
 
+@pytest.mark.slow  # runs nbstripout in its own process (seconds): the full set runs it
 def test_clean_filter_strips_outputs_and_keeps_cell_ids(tmp_path, monkeypatch):
     run_py = _run_py()
     monkeypatch.setattr(run_py, "PY", Path(sys.executable))  # this interpreter has nbstripout
@@ -55,6 +56,7 @@ def test_clean_filter_strips_outputs_and_keeps_cell_ids(tmp_path, monkeypatch):
     assert [c["id"] for c in after["cells"]] == [c["id"] for c in nb["cells"]]
 
 
+@pytest.mark.slow  # runs nbstripout in its own process (seconds): the full set runs it
 def test_committed_notebooks_are_exactly_what_the_filter_writes(tmp_path):
     """git compares the filtered working copy with the index: a committed notebook the filter would rewrite
     shows up as modified after any run, so each committed notebook must be a fixed point of the filter."""

@@ -63,6 +63,7 @@ def test_repr_never_shows_the_key():
     assert "sk-secret-123" not in repr(s)
 
 
+@pytest.mark.slow  # a fresh interpreter (seconds): the full set runs it
 def test_import_reads_and_connects_nothing():
     code = (
         "import sys, helpers.config, helpers.llm, helpers.memory, helpers.tools.chat, helpers.tokens;"

@@ -43,6 +43,7 @@ def test_compaction_is_refused_on_a_model_without_it():
         memory.turn("Hello")
 
 
+@pytest.mark.slow  # runs every row of the memory-kinds benchmark (seconds): the full set runs it
 def test_every_row_runs_on_one_model_and_calls_are_requests_sent():
     chat = measure_kinds(6)
     assert {row["model"] for row in chat["rows"].values()} == {KINDS_MODEL}

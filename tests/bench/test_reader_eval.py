@@ -143,6 +143,7 @@ FIGURES = {"tuning": (495 / 617, 103 / 617, 39), "held_out": (79 / 117, 31 / 117
 SAMPLE = {"tuning": (16, 30, 10, 3), "held_out": (6, 17, 2, 2)}  # step, min correct, max false IDK, max invented
 
 
+@pytest.mark.slow  # a benchmark floor over a sample of real conversations (seconds): the full set runs it
 @pytest.mark.parametrize("part", sorted(SAMPLE))
 def test_offline_reader_floor_on_a_fixed_sample(part):
     step, min_correct, max_false_idk, max_invented = SAMPLE[part]

@@ -137,6 +137,7 @@ def _servers_on(storage: Path) -> list[list[str]]:
     return found
 
 
+@pytest.mark.slow  # starts its own server (seconds): the full set runs it
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="the watcher reads /proc (Linux)")
 def test_a_watcher_sees_no_server_without_auth_for_a_new_data_dir(scratch_dir):
     """Issue 41: a new data dir's server never runs without --auth, not for a millisecond; nobody gets in."""

@@ -77,6 +77,7 @@ def test_user_nobody_reads_no_memory_from_the_data_dir(shared_parent, monkeypatc
     assert "Permission denied" in probe.stderr
 
 
+@pytest.mark.slow  # starts its own server (seconds): the full set runs it
 def test_an_existing_data_dir_with_wide_modes_is_tightened_on_start(shared_parent):
     data_dir = shared_parent / "data"
     ensure_local_server(data_dir)

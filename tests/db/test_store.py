@@ -369,6 +369,7 @@ _WORKER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # two writer processes on the local server (seconds): the full set runs it
 def test_concurrent_appends_get_unique_contiguous_seqs(local_store):
     start_at = str(time.time() + 2.0)  # both workers begin together, after their imports
     workers = [

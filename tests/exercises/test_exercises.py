@@ -137,6 +137,7 @@ def test_the_learner_notebook_has_the_blanks_and_none_of_the_solutions(source):
             assert re.search(r'\bcheck\(\s*"', after), f"{learner.name}: blank {cell['id']} has no check after it"
 
 
+@pytest.mark.slow  # runs nbgrader (a maintainer's tool) in its own process (seconds): the full set runs it
 @pytest.mark.skipif(sys.version_info < (3, 11), reason="nbgrader 0.9 needs Python >= 3.11 (a maintainer's tool)")
 def test_the_learner_notebooks_are_what_nbgrader_generates_from_their_sources():
     assert importlib.util.find_spec("nbgrader"), "nbgrader is not installed: `python3 run.py test` installs it"

@@ -77,6 +77,7 @@ def _chat(*args, stdin=""):
     )
 
 
+@pytest.mark.slow  # CLI subprocesses (seconds): the full set runs it
 def test_cli_forget_user_checks_its_argument_before_touching_the_store():
     # the end-to-end erasure (every database, the data dir's bytes, a running chat) is tests/tools/test_erasure.py
     bad = _chat("--forget-user", "two words")

@@ -111,6 +111,7 @@ def test_memory_modules_are_small_with_top_imports_and_all(path):
     assert "__all__ = [" in text
 
 
+@pytest.mark.slow  # a fresh interpreter (seconds): the full set runs it
 def test_memory_imports_nothing_from_the_cost_tools():
     code = "import sys, helpers.memory; print(sorted(m for m in sys.modules if m.startswith('helpers.cost')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

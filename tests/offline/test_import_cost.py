@@ -9,6 +9,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 PROBE = textwrap.dedent(
     """
     import sys
@@ -32,6 +34,7 @@ PROBE = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # a fresh interpreter (seconds): the full set runs it
 def test_helpers_llm_imports_no_jsonschema_and_a_schema_check_skips_the_iri_grammar():
     env = {**os.environ, "ANTHROPIC_API_KEY": ""}  # the offline model
     out = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=120, env=env)

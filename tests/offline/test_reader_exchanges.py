@@ -32,6 +32,7 @@ def test_where_does_my_sister_live_two_messages_later_vector(tmp_path):
     assert _answered(lines[3], "Pasadena"), lines[3]
 
 
+@pytest.mark.slow  # a CLI subprocess (seconds): the full set runs it
 def test_where_does_my_cousin_work_bounded(tmp_path):
     args = _args(tmp_path, "bounded", f"u-{uuid.uuid4().hex[:8]}")
     out = run_chat("My cousin Theo works at the Getty Center.\nWhere does my cousin work?\n", *args)
@@ -40,6 +41,7 @@ def test_where_does_my_cousin_work_bounded(tmp_path):
     assert _answered(lines[1], "Getty"), lines[1]
 
 
+@pytest.mark.slow  # a CLI subprocess (seconds): the full set runs it
 def test_what_should_i_avoid_eating_bounded(tmp_path):
     args = _args(tmp_path, "bounded", f"u-{uuid.uuid4().hex[:8]}")
     out = run_chat("I'm vegetarian, so no meat please.\nWhat should I avoid eating?\n", *args)

@@ -61,6 +61,7 @@ def test_registry_builds_naive_and_last_k(offline_settings):
         make_strategy("naive", client, offline_settings, keep_last=4)
 
 
+@pytest.mark.slow  # a fresh interpreter (seconds): the full set runs it
 def test_the_table_names_every_stage_and_importing_memory_registers_nothing():
     code = (
         "import sys, helpers.memory; assert 'helpers.sim.strategies' not in sys.modules, 'memory imported the table'; "

@@ -25,6 +25,7 @@ def replies(proc) -> list[str]:
     return proc.stdout.decode().strip().splitlines()
 
 
+@pytest.mark.slow  # a CLI subprocess (seconds): the full set runs it
 def test_stateless_forgets():
     out = run_chat(SCRIPT, "--stage", "stateless")
     assert out.returncode == 0, out.stderr
@@ -44,6 +45,7 @@ def test_eof_ends_like_quit_and_lines_after_quit_are_ignored():
     assert len(replies(run_chat("hello\nquit\nignored\n", "--stage", "history"))) == 1
 
 
+@pytest.mark.slow  # a CLI subprocess (seconds): the full set runs it
 def test_empty_lines_get_a_clear_message_and_are_not_sent():
     out = run_chat("\n   \nhello\n", "--stage", "history")
     assert len(replies(out)) == 1
@@ -56,6 +58,7 @@ def test_invalid_utf8_does_not_crash():
     assert out.returncode == 0 and len(replies(out)) == 1
 
 
+@pytest.mark.slow  # a CLI subprocess (seconds): the full set runs it
 def test_model_failure_is_reported_and_chat_continues():
     out = run_chat(
         "hello\nhello again\n", "--stage", "history", env={"GTE_OFFLINE_FAULTS": "500x1", "MAX_RETRIES": "0"}

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from test_chat_cli_errors import ROOT, assert_usage_error, run_main
 
 from helpers import config
@@ -20,6 +21,7 @@ def test_a_dotenv_that_is_not_utf8_gets_one_line(tmp_path, monkeypatch):
     assert "UTF-8" in err and out == ""
 
 
+@pytest.mark.slow  # a CLI subprocess (seconds): the full set runs it
 def test_a_closed_output_pipe_is_one_line_not_a_traceback(tmp_path):
     env = {**os.environ, "ANTHROPIC_API_KEY": "", "MONGODB_URI": ""}
     questions = tmp_path / "questions.txt"

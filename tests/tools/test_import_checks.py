@@ -254,6 +254,7 @@ def test_the_python_api_checks_the_same_way_and_writes_nothing(settings):
         assert store.logs.count_documents({}) == 0 and store.sessions.count_documents({}) == 0
 
 
+@pytest.mark.slow  # a CLI subprocess (seconds): the full set runs it
 def test_a_real_cli_process_refuses_a_bad_import_in_one_line(tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_text("\n".join(BAD["dollar key in a block"]) + "\n")

@@ -228,6 +228,7 @@ def test_a_negative_token_difference_is_measured_not_clamped(settings):
     assert result.user_tokens == count_text_tokens(text) and memory.stats["token_recounts"] == 1
 
 
+@pytest.mark.slow  # a fresh interpreter (seconds): the full set runs it
 def test_tokens_module_does_not_load_the_offline_model():
     code = "import sys, helpers.tokens; print('helpers.offline' in sys.modules)"
     out = subprocess.run([CHAT[0], "-c", code], capture_output=True, text=True, cwd=ROOT, env=cli_env(), timeout=120)

@@ -405,6 +405,7 @@ def _scan_database(store) -> list[str]:
     return found
 
 
+@pytest.mark.slow  # three CLI chats, each its own process (seconds): the full set runs it
 def test_the_api_key_never_leaks(local_store_session, tmp_path, monkeypatch, caplog, capsys):
     monkeypatch.setenv("ANTHROPIC_BASE_URL", NO_NETWORK)
     settings = load_settings({"ANTHROPIC_API_KEY": SENTINEL, "MAX_RETRIES": "0"})

@@ -61,6 +61,7 @@ def scratch_server(tmp_path_factory):
 # ---------------------------------------------------------------------------- unreachable at start
 
 
+@pytest.mark.slow  # a CLI process waiting out a server-selection timeout (seconds): the full set runs it
 def test_unreachable_mongodb_uri_at_start_is_a_clear_error_exit_2(tmp_path):
     env = cli_env(MONGODB_URI="mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=300")
     out = run_chat(["hello"], "--session-file", str(tmp_path / "sid"), env=env, timeout=60)
