@@ -1,10 +1,12 @@
 """Plumbing: does the model contradict its request? Issue 40's phrasing set, asked the way a learner's chat asks it.
 
-Each item of tests/data/quote_phrasings.json is a fact the user stated and a question asked later in other words.
-The harness builds the request the chat widget sends: the persona, a summary block, a memory block, a window of
-recent turns, then the question. The fact sits either six messages back in the window ("turn") or as a retrieved
-turn memory in the memory block ("memory"), alternating item by item. It asks through the real SDK client and
-judges each reply:
+Each item is a fact the user stated and a question asked later in other words. Two parts: "tune" is every item of
+tests/data/quote_phrasings.json (written for issue 40; its own "tune" and "report" splits are both tuning data now);
+"report" is tests/data/quote_phrasings_blind.json, 60 items written blind (without reading the stand-in's code, and
+committed before it was run on them), only measured. The harness builds the request the chat widget sends: the
+persona, a summary block, a memory block, a window of recent turns, then the question. The fact sits either six
+messages back in the window ("turn") or as a retrieved turn memory in the memory block ("memory"), alternating item by
+item. It asks through the real SDK client and judges each reply:
 
 - answered: the reply states the expected answer (not inside a quote);
 - quoted: the reply says it could not work out the answer and quotes a line of the request holding it;
@@ -30,9 +32,11 @@ from helpers.llm import get_client, mode_line
 from helpers.offline.quote import QUOTE_LEAD
 from helpers.prompts import SCOUT_PERSONA
 
-__all__ = ["DATA", "load_items", "build_request", "judge", "evaluate", "main"]
+__all__ = ["DATA", "BLIND", "PARTS", "load_items", "build_request", "judge", "evaluate", "main"]
 
-DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "quote_phrasings.json"
+DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "quote_phrasings.json"  # the tuning part
+BLIND = DATA.with_name("quote_phrasings_blind.json")  # the report part
+PARTS = {"tune": DATA, "report": BLIND}
 _NOT_TOLD = re.compile(
     r"(?i)\b(?:haven't|have not|never|didn't|did not) (?:told|tell|mention|said|say)|\bdo(?:n't| not) know\b|"
     r"\bnothing in (?:them|it|this conversation) answers\b"
@@ -44,10 +48,12 @@ _WINDOW = [
 ]
 
 
-def load_items(part: str = "all", path: Path = DATA) -> list[dict]:
-    """The phrasing set's items of one part ("tune", "report") or all of them."""
-    items = json.loads(path.read_text())["items"]
-    return [i for i in items if part == "all" or i["part"] == part]
+def load_items(part: str = "all") -> list[dict]:
+    """The items of one part ("tune": quote_phrasings.json, every item; "report": the blind set) or of both."""
+    if part not in (*PARTS, "all"):
+        raise ValueError(f"part is tune, report or all, not {part!r}")
+    paths = PARTS.values() if part == "all" else [PARTS[part]]
+    return [i for path in paths for i in json.loads(path.read_text())["items"]]
 
 
 def build_request(item: dict, index: int, model: str) -> dict:

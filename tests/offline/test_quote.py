@@ -3,7 +3,9 @@ could not work the answer out and quotes the closest line (helpers.offline.quote
 
 from __future__ import annotations
 
+import json
 import re
+from collections import Counter
 
 import pytest
 
@@ -120,6 +122,15 @@ def test_the_phrasing_set_has_two_parts_and_questions_in_other_words():
     assert sum(o == 0 for o in overlap) >= len(items) // 2  # most questions share no content word with the fact
 
 
+def test_the_report_part_is_the_blind_set_and_the_tuning_part_the_first_set():
+    tune, report = quote_eval.load_items("tune"), quote_eval.load_items("report")
+    assert {i["id"] for i in tune} == {i["id"] for i in json.loads(quote_eval.DATA.read_text())["items"]}
+    assert {i["part"] for i in tune} == {"tune", "report"}  # the first set's own report split is tuning data now
+    assert len(report) == 60 and {i["part"] for i in report} == {"report"}
+    assert all(i["id"].startswith("blind-") for i in report) and not {i["id"] for i in tune} & {i["id"] for i in report}
+    assert sorted(Counter(i["relation"] for i in report).values()) == [6] * 10  # 10 relation kinds x 6
+
+
 def test_judge_reads_the_four_verdicts():
     item = {"expect": [["4172"]]}
     assert quote_eval.judge(item, "Your gym locker combination is 4172.") == "answered"
@@ -130,7 +141,8 @@ def test_judge_reads_the_four_verdicts():
 
 
 def test_the_tune_part_through_the_sdk_has_no_contradiction(client):
-    items = quote_eval.load_items("tune")[::3]
+    # the first set's own "tune" split, every third item: the 21 items (and placements) measured below
+    items = [i for i in quote_eval.load_items("tune") if i["part"] == "tune"][::3]
     outcomes = quote_eval.evaluate(client, items, MODEL)
     verdicts = [o["verdict"] for o in outcomes]
     assert verdicts.count("contradicted") == 0, [o for o in outcomes if o["verdict"] == "contradicted"]
@@ -138,6 +150,14 @@ def test_the_tune_part_through_the_sdk_has_no_contradiction(client):
     assert verdicts.count("answered") + verdicts.count("quoted") == len(items), outcomes
     # measured with the second reading (issue 40): 18 of these 21 answered (17 without it); a regression fails
     assert verdicts.count("answered") >= 18, [o for o in outcomes if o["verdict"] != "answered"]
+
+
+def test_the_blind_report_part_through_the_sdk_has_no_contradiction(client):
+    # the blind set (tests/data/quote_phrasings_blind.json), every item: written without reading the stand-in's code
+    outcomes = quote_eval.evaluate(client, quote_eval.load_items("report"), MODEL)
+    assert all(re.search(r"\S", o["reply"]) for o in outcomes)
+    contradicted = [o for o in outcomes if o["verdict"] == "contradicted"]
+    assert not contradicted, contradicted
 
 
 def _chat(statement: str, question: str, system: str = prompts.SCOUT_PERSONA) -> str:
