@@ -8,7 +8,10 @@ is close (it shares a content word, a synonym or a kind with the question, or is
 could not work out the answer and quotes that line, marked as a quote. A question about the user's own things ("our
 windows", "my locker") is also close to the nearest line in which the user speaks of their own things the same way
 ("Our apartment overlooks the river"): only the user can have said what is theirs, so such a line may hold it. Only
-when no line is close does it say it was not told, or that nothing in the request answers.
+when no line is close does it say it was not told, or that nothing in the request answers; and "not told" only when
+the request holds no line at all: a request with lines may hold the answer in words the reader cannot link to the
+question ("the last train home leaves at 23:40" / "what's the latest I can catch a ride back?"), so then the stand-in
+quotes the nearest line instead (`nearest_line`), and the learner can see for themselves whether memory held it.
 """
 
 from __future__ import annotations
@@ -21,7 +24,16 @@ from helpers.offline.language import PERSON_STEMS, content_stems, sentences, ste
 from helpers.offline.question import is_question
 from helpers.offline.synonyms import related
 
-__all__ = ["closest_line", "quoted_reply", "request_lines", "QUOTE_LEAD", "NEAR_MIN", "CLOSE_MIN", "OWNED_MIN"]
+__all__ = [
+    "closest_line",
+    "nearest_line",
+    "quoted_reply",
+    "request_lines",
+    "QUOTE_LEAD",
+    "NEAR_MIN",
+    "CLOSE_MIN",
+    "OWNED_MIN",
+]
 
 QUOTE_LEAD = (
     "I couldn't work out the answer from this conversation, so I can't say for sure. The closest line it holds:"
@@ -100,6 +112,17 @@ def closest_line(question: str, system: str, messages: list[tuple[str, str]], sa
         if score > best_score:
             best, best_score = line, score
     return best if best is not None else _owned_line(question, lines, nears)
+
+
+def nearest_line(question: str, system: str, messages: list[tuple[str, str]], said: str = "") -> str | None:
+    """The request's line nearest to `question` in meaning however far it is (ties go to the newest), or None when the
+    request holds no line (besides those `said` has said back): only then is "you haven't told me" certainly true."""
+    spoken = set(content_stems(said))
+    lines = [line for line in request_lines(system, messages) if not set(content_stems(line)) <= spoken]
+    if not lines:
+        return None
+    nears = [cosine(question, line) for line in lines]
+    return lines[max(range(len(lines)), key=lambda i: (nears[i], -i))]
 
 
 def _owned_line(question: str, lines: list[str], nears: list[float]) -> str | None:

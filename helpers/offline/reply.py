@@ -10,7 +10,7 @@ from helpers.offline.fact_rules import request_of
 from helpers.offline.language import PERSON_STEMS, sentences, stem, words
 from helpers.offline.person import first_person, resolve_pronouns, strip_discourse, to_second
 from helpers.offline.question import question_parts
-from helpers.offline.quote import QUOTE_LEAD, closest_line, quoted_reply
+from helpers.offline.quote import QUOTE_LEAD, closest_line, nearest_line, quoted_reply
 from helpers.offline.reader import answer, is_question, read_question, render_second, statements_of
 
 __all__ = ["chat_reply", "persona", "topic", "stable_choice", "stand_in_note", "DONT_KNOW"]
@@ -109,13 +109,18 @@ def _answer_part(system: str, question: str, pool: list, messages: list, said: s
 def _decline(system: str, question: str, q, pool: list, messages: list, said: str) -> tuple[str, bool]:
     """The one way the stand-in says it cannot answer, whatever kind of question the reader took it for (memory,
     advice, the world): when a line of the request is close to the question it says it could not work the answer
-    out and quotes that line; only when none is close does it say it was not told (a question about the user or
-    their things) or that nothing in its request answers (anything else)."""
+    out and quotes that line; when none is close, a question about the user or their things still gets the nearest
+    line quoted, and "you haven't told me" only when the request holds no line at all; anything else gets the
+    stand-in's note that nothing in its request answers."""
     line = closest_line(question, system, messages, said)
     if line is not None:  # never "not told" / "nothing answers" when the request may hold it: quote the line
         return quoted_reply(line), True
-    if q.personal and _about_the_conversation(q, pool) and not q.advice:
-        return DONT_KNOW, False  # a memory question nothing in the request is close to
+    about_the_user = _about_the_conversation(q, pool) and not q.advice
+    nearest = nearest_line(question, system, messages, said) if about_the_user else None
+    if nearest is not None:  # lines the reader could not link to the question may still answer it: never "not told"
+        return quoted_reply(nearest), True
+    if q.personal and about_the_user:
+        return DONT_KNOW, False  # a memory question in a request that holds no line at all
     return stand_in_note(system), True  # a question about the world: say what this stand-in is
 
 

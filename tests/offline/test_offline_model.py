@@ -17,6 +17,7 @@ from helpers.offline import (
     count_text_tokens,
     find_facts,
 )
+from helpers.offline.quote import QUOTE_LEAD
 from helpers.offline.reply import stand_in_note
 
 MODEL = "claude-haiku-4-5"
@@ -130,7 +131,10 @@ def test_a_two_part_question_answers_from_memory_and_notes_the_world_part(client
     ]
     reply = text(ask(client, told, prompts.SCOUT_PERSONA))
     assert reply == "Your name is Maya. " + stand_in_note(prompts.SCOUT_PERSONA)
-    told[0]["content"] = "I like tea."
+    told[0]["content"] = "I like tea."  # a line the name is not in: quoted, never "you haven't told me" (it may be)
+    reply = text(ask(client, told, prompts.SCOUT_PERSONA))
+    assert reply.startswith(QUOTE_LEAD) and '"I like tea."' in reply and "told" not in reply, reply
+    told[0]["content"] = "Hi!"  # no line at all: only then is "not told" certainly true
     assert "don't know" in text(ask(client, told, prompts.SCOUT_PERSONA)).lower()
 
 

@@ -79,15 +79,20 @@ def test_a_reader_miss_is_quoted_not_denied(client):
             assert reply.endswith(f'> "{statement}"'), reply
 
 
-def test_nothing_close_is_still_not_told():
-    # the goldfish's case: the request holds nothing near the question, so "you haven't told me" is true
+def test_not_told_only_when_the_request_holds_no_line():
+    # the goldfish's case: the request holds no line of the user's at all, so "you haven't told me" is true
+    assert chat_reply("You are Scout.", [("user", "What's my dog called?")]) == DONT_KNOW
+    # a line nothing links to the question: the reader cannot rule out that it answers (it may, in other words),
+    # so the stand-in quotes the nearest line rather than claim it was not told
     messages = [
         ("user", "I had a long week, glad it's over."),
         ("assistant", "Rest up."),
         ("user", "What's my dog called?"),
     ]
-    assert chat_reply("You are Scout.", messages) == DONT_KNOW
-    assert closest_line("What's my dog called?", "You are Scout.", messages) is None
+    assert closest_line("What's my dog called?", "You are Scout.", messages) is None  # nothing is close ...
+    assert chat_reply("You are Scout.", messages) == quoted_reply(
+        "I had a long week, glad it's over."
+    )  # ... yet quoted
 
 
 def test_only_the_users_lines_and_memory_blocks_are_quoted():
@@ -182,13 +187,17 @@ def test_a_question_about_our_things_read_as_advice_quotes_the_users_own_line():
         assert reply.startswith(QUOTE_LEAD) and reply.endswith(f'> "{statement}"'), (question, reply)
 
 
-def test_not_told_needs_no_line_close_whatever_the_question_was_read_as():
-    # the same questions with nothing of the user's own in the request: "not told" / "nothing answers" is true then
+def test_with_no_line_close_a_question_about_the_user_quotes_the_nearest_and_a_world_question_gets_the_note():
+    # nothing of the user's own close to the question: a question about the user or their things still gets the nearest
+    # line quoted (never "not told" while the request holds lines); advice or the world gets the stand-in's note
     said = [("user", "I had a long week, glad it's over."), ("assistant", "Rest up.")]
-    for question in ("What can we spot from our porch?", "What's my dog called?", "Is there a good bookshop nearby?"):
+    question = "What's my dog called?"
+    reply = chat_reply(prompts.SCOUT_PERSONA, [*said, ("user", question)])
+    assert not NOT_TOLD.search(reply) and reply == quoted_reply(said[0][1]), reply
+    assert closest_line(question, prompts.SCOUT_PERSONA, [*said, ("user", question)]) is None
+    for question in ("What can we spot from our porch?", "Is there a good bookshop nearby?"):  # read as advice
         reply = chat_reply(prompts.SCOUT_PERSONA, [*said, ("user", question)])
-        assert NOT_TOLD.search(reply) and QUOTE_LEAD not in reply, (question, reply)
-        assert closest_line(question, prompts.SCOUT_PERSONA, [*said, ("user", question)]) is None, question
+        assert "nothing in them answers" in reply and QUOTE_LEAD not in reply, (question, reply)
 
 
 def test_a_world_question_with_a_close_line_never_says_nothing_answers():
