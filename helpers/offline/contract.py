@@ -23,7 +23,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 
-from helpers.offline import beta, rules_content, rules_forms, rules_messages, rules_request, rules_tools
+from helpers.offline import (
+    beta,
+    rules_content,
+    rules_forms,
+    rules_messages,
+    rules_request,
+    rules_strict,
+    rules_tools,
+)
 from helpers.offline.call import DOCS, LATEST_VERSION, VERSIONS, Call, refuse
 from helpers.offline.schema import Int, Num, Obj, ShapeError, spec_of
 
@@ -118,6 +126,9 @@ RULES: tuple[Rule, ...] = (
     Rule("schemas.valid", DOCS["tools"] + " ; " + DOCS["structured"], rules_forms.schemas_valid),
     Rule("tools.input_examples", DOCS["tools"] + "#providing-tool-use-examples", rules_forms.input_examples_valid),
     Rule("tools.strict_count", DOCS["structured"] + "#json-schema-limitations", rules_forms.strict_tool_count),
+    Rule(
+        "strict.schema_subset", DOCS["structured"] + "#json-schema-limitations", rules_strict.strict_schemas_supported
+    ),
     Rule("tools.all_deferred", DOCS["tool_search"], rules_forms.not_all_deferred),
     Rule("output_config.format.prefill", DOCS["structured"], rules_forms.format_without_prefill),
     Rule(
