@@ -11,7 +11,7 @@ https://platform.claude.com/docs/en/build-with-claude/compaction):
   `context-management-2025-06-27` beta; with `compact_20260112`, the `compact-2026-01-12` beta.
 - clear_tool_uses: `trigger` (input_tokens or tool_uses, value >= 1; default 100,000 input tokens), `keep` (tool
   uses, >= 0; default 3), `clear_at_least` (input tokens, >= 0), `exclude_tools` (names), `clear_tool_inputs`.
-- clear_thinking: comes first among the edits, and needs thinking on.
+- clear_thinking: comes first among the edits, and needs thinking on; `keep` (thinking turns, >= 1, or "all").
 - compact: `trigger` (input tokens, at least 50,000; default 150,000), `instructions`, `pause_after_compaction`;
   models from Claude Opus 4.6 on. A `compaction` block returned by the API may be sent back in later requests.
 - each edit type at most once.
@@ -99,6 +99,9 @@ def context_management(call: Call) -> None:
                 raise refuse(f"{where}: clear_thinking_20251015 must be the first edit in context_management.edits")
             if not call.thinks:
                 raise refuse(f"{where}: clear_thinking_20251015 requires thinking to be enabled")
+            keep = edit.get("keep")
+            if isinstance(keep, dict) and keep.get("type") == "thinking_turns" and int(keep["value"]) < 1:
+                raise refuse(f"{where}.keep.value: Input should be greater than or equal to 1")
         if kind == CLEAR_TOOL_USES:
             if trigger is not None and int(trigger["value"]) < 1:
                 raise refuse(f"{where}.trigger.value: Input should be greater than or equal to 1")
