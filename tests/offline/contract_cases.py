@@ -111,6 +111,32 @@ def _tool(name: str = "t", props: dict | None = None, **extra) -> dict:
     return {"name": name, "description": "A test tool", "input_schema": schema, **extra}
 
 
+def _strict(props: dict) -> dict:
+    """A strict tool with these properties (all required)."""
+    return _tool("s", props, strict=True)
+
+
+def _schema_format(props: dict, required: list | None = None, **extra) -> dict:
+    """`output_config` with a json_schema format over these properties (all required unless `required` says)."""
+    schema = {
+        "type": "object",
+        "properties": props,
+        "required": list(props) if required is None else required,
+        "additionalProperties": False,
+        **extra,
+    }
+    return {"format": {"type": "json_schema", "schema": schema}}
+
+
+_NODE = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}},
+    "required": ["name"],
+    "additionalProperties": False,
+}
+_TREE = {**_NODE, "properties": {"name": {"type": "string"}, "child": {"$ref": "#/$defs/tree"}}}
+
+
 def cases() -> list[tuple[str, int, str, dict]]:
     """Every case of the suite (built on call: the image and PDF bytes are made here)."""
     png, jpeg = _png(), _png(fmt="JPEG")
@@ -741,6 +767,139 @@ def cases() -> list[tuple[str, int, str, dict]]:
             400,
             DOCS["mid_system"],
             {"body": body(_SYS, user("Go"), model="claude-opus-4-8")},
+        ),
+        # strict tools and structured outputs: the JSON Schema subset the API compiles (rule strict.schema_subset)
+        (
+            "strict tool: minItems 1",
+            200,
+            DOCS["structured"] + "#json-schema-limitations",
+            {"body": body(tools=[_strict({"a": {"type": "array", "items": {"type": "integer"}, "minItems": 1}})])},
+        ),
+        (
+            "strict tool: minItems 2",
+            400,
+            DOCS["structured"] + "#json-schema-limitations",
+            {"body": body(tools=[_strict({"a": {"type": "array", "items": {"type": "integer"}, "minItems": 2}})])},
+        ),
+        (
+            "strict tool: minimum",
+            400,
+            DOCS["structured"] + "#json-schema-limitations",
+            {"body": body(tools=[_strict({"a": {"type": "integer", "minimum": 1}})])},
+        ),
+        (
+            "non-strict tool: minimum",
+            200,
+            DOCS["tools"],
+            {"body": body(tools=[_tool(props={"a": {"type": "integer", "minimum": 1}})])},
+        ),
+        (
+            "strict tool: maxLength",
+            400,
+            DOCS["structured"] + "#json-schema-limitations",
+            {"body": body(tools=[_strict({"a": {"type": "string", "maxLength": 8}})])},
+        ),
+        (
+            "structured output: format email",
+            200,
+            DOCS["structured"] + "#json-schema-limitations",
+            {"body": body(output_config=_schema_format({"a": {"type": "string", "format": "email"}}))},
+        ),
+        (
+            "structured output: format uri-reference",
+            400,
+            DOCS["structured"] + "#json-schema-limitations",
+            {"body": body(output_config=_schema_format({"a": {"type": "string", "format": "uri-reference"}}))},
+        ),
+        (
+            "strict tool: additionalProperties a schema",
+            400,
+            DOCS["structured"] + "#json-schema-limitations",
+            {"body": body(tools=[_strict({"a": {"type": "object", "additionalProperties": {"type": "string"}}})])},
+        ),
+        (
+            "strict tool: nested additionalProperties false",
+            200,
+            DOCS["structured"] + "#json-schema-limitations",
+            {"body": body(tools=[_strict({"a": _NODE})])},
+        ),
+        (
+            "structured output: a local $ref",
+            200,
+            DOCS["structured"] + "#json-schema-limitations",
+            {"body": body(output_config=_schema_format({"a": {"$ref": "#/$defs/node"}}, **{"$defs": {"node": _NODE}}))},
+        ),
+        (
+            "structured output: a recursive $ref",
+            400,
+            DOCS["structured"] + "#json-schema-limitations",
+            {"body": body(output_config=_schema_format({"a": {"$ref": "#/$defs/tree"}}, **{"$defs": {"tree": _TREE}}))},
+        ),
+        (
+            "strict tool: pattern with a lookahead",
+            400,
+            DOCS["structured"] + "#json-schema-limitations",
+            {"body": body(tools=[_strict({"a": {"type": "string", "pattern": "^(?=.*[0-9])[a-z0-9]+$"}})])},
+        ),
+        (
+            "strict tool: a plain pattern",
+            200,
+            DOCS["structured"] + "#json-schema-limitations",
+            {"body": body(tools=[_strict({"a": {"type": "string", "pattern": "^[0-9]{3}-[0-9]{4}$"}})])},
+        ),
+        (
+            "strict tool: enum of objects",
+            400,
+            DOCS["structured"] + "#json-schema-limitations",
+            {"body": body(tools=[_strict({"a": {"enum": [{"x": 1}, {"x": 2}]}})])},
+        ),
+        (
+            "structured output: 25 optional properties",
+            400,
+            DOCS["structured"] + "#json-schema-limitations",
+            {"body": body(output_config=_schema_format({f"p{i}": {"type": "integer"} for i in range(25)}, []))},
+        ),
+        (
+            "structured output: 24 optional properties",
+            200,
+            DOCS["structured"] + "#json-schema-limitations",
+            {"body": body(output_config=_schema_format({f"p{i}": {"type": "integer"} for i in range(24)}, []))},
+        ),
+        (
+            "structured output: 17 union-typed properties",
+            400,
+            DOCS["structured"] + "#json-schema-limitations",
+            {"body": body(output_config=_schema_format({f"p{i}": {"type": ["integer", "null"]} for i in range(17)}))},
+        ),
+        (
+            "clear_thinking keeping 0 thinking turns",
+            400,
+            DOCS["context_editing"],
+            {
+                "body": body(
+                    max_tokens=2048,
+                    thinking=THINK,
+                    context_management={
+                        "edits": [{"type": "clear_thinking_20251015", "keep": {"type": "thinking_turns", "value": 0}}]
+                    },
+                ),
+                "beta": [CM],
+            },
+        ),
+        (
+            "clear_thinking keeping 1 thinking turn",
+            200,
+            DOCS["context_editing"],
+            {
+                "body": body(
+                    max_tokens=2048,
+                    thinking=THINK,
+                    context_management={
+                        "edits": [{"type": "clear_thinking_20251015", "keep": {"type": "thinking_turns", "value": 1}}]
+                    },
+                ),
+                "beta": [CM],
+            },
         ),
     ]
 
