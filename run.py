@@ -214,6 +214,8 @@ def pytest_command(extra: list[str], cpus: int | None = None) -> list[str]:
         str(PY),
         "-m",
         "pytest",
+        "-p",
+        "tests._fast_start",  # loaded before nbval: jsonschema without its IRI grammar (1.4 s a process)
         "--nbval-lax",
         "-p",
         "no:cacheprovider",

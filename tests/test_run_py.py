@@ -316,6 +316,25 @@ def test_test_command_runs_the_fast_set_unless_all_and_prints_the_slowest():
     assert run_py.pytest_commands(["--all", "-x"]) == [run_py.pytest_command(["-x"]), slow]
 
 
+def test_both_sets_load_the_fast_start_plugin_before_nbval():
+    run_py = _run_py()
+    for cmd in (run_py.pytest_command([]), run_py.pytest_command(["--all"])):
+        at = cmd.index("tests._fast_start")
+        assert cmd[at - 1] == "-p" and at < cmd.index("--nbval-lax"), cmd  # -p plugins load before entry points
+
+
+@pytest.mark.slow  # two fresh interpreters (seconds): the full set runs it
+def test_the_fast_start_plugin_keeps_the_iri_grammar_out_of_a_pytest_process():
+    probe = "import sys; {} import nbformat; print('lark' in sys.modules)"
+    seen = [
+        subprocess.run(
+            [sys.executable, "-c", probe.format(first)], cwd=ROOT, capture_output=True, text=True, timeout=120
+        ).stdout.strip()
+        for first in ("", "import tests._fast_start;")
+    ]
+    assert seen == ["True", "False"]  # nbformat alone builds the grammar (lark); after the plugin it does not
+
+
 def test_the_tests_run_with_the_bytecode_cache_on_and_the_rest_of_the_environment_kept(monkeypatch):
     run_py = _run_py()
     env = run_py.test_env({"PYTHONDONTWRITEBYTECODE": "1", "GTE_DATA_DIR": "/tmp/x", "PATH": "/bin"})

@@ -157,12 +157,15 @@ def test_the_tune_part_through_the_sdk_has_no_contradiction(client):
     assert verdicts.count("answered") >= 18, [o for o in outcomes if o["verdict"] != "answered"]
 
 
+@pytest.mark.slow  # 60 requests through the SDK (seconds): the full set runs it; the fast set has the tune sample
 def test_the_blind_report_part_through_the_sdk_has_no_contradiction(client):
     # the blind set (tests/data/quote_phrasings_blind.json), every item: written without reading the stand-in's code
     outcomes = quote_eval.evaluate(client, quote_eval.load_items("report"), MODEL)
     assert all(re.search(r"\S", o["reply"]) for o in outcomes)
     contradicted = [o for o in outcomes if o["verdict"] == "contradicted"]
     assert not contradicted, contradicted
+    answered = sum(o["verdict"] == "answered" for o in outcomes)
+    assert answered >= 45, answered  # 45 of 60 when the floor was set (2970668): a floor, not the 90% target
 
 
 def _chat(statement: str, question: str, system: str = prompts.SCOUT_PERSONA) -> str:
