@@ -137,6 +137,13 @@ _NODE = {
 _TREE = {**_NODE, "properties": {"name": {"type": "string"}, "child": {"$ref": "#/$defs/tree"}}}
 
 
+def _clear_thinking_keeping(turns: int) -> dict:
+    """A thinking request whose clear_thinking edit keeps `turns` thinking turns."""
+    keep = {"type": "thinking_turns", "value": turns}
+    edits = [{"type": "clear_thinking_20251015", "keep": keep}]
+    return {"body": body(max_tokens=2048, thinking=THINK, context_management={"edits": edits}), "beta": [CM]}
+
+
 def cases() -> list[tuple[str, int, str, dict]]:
     """Every case of the suite (built on call: the image and PDF bytes are made here)."""
     png, jpeg = _png(), _png(fmt="JPEG")
@@ -875,31 +882,13 @@ def cases() -> list[tuple[str, int, str, dict]]:
             "clear_thinking keeping 0 thinking turns",
             400,
             DOCS["context_editing"],
-            {
-                "body": body(
-                    max_tokens=2048,
-                    thinking=THINK,
-                    context_management={
-                        "edits": [{"type": "clear_thinking_20251015", "keep": {"type": "thinking_turns", "value": 0}}]
-                    },
-                ),
-                "beta": [CM],
-            },
+            _clear_thinking_keeping(0),
         ),
         (
             "clear_thinking keeping 1 thinking turn",
             200,
             DOCS["context_editing"],
-            {
-                "body": body(
-                    max_tokens=2048,
-                    thinking=THINK,
-                    context_management={
-                        "edits": [{"type": "clear_thinking_20251015", "keep": {"type": "thinking_turns", "value": 1}}]
-                    },
-                ),
-                "beta": [CM],
-            },
+            _clear_thinking_keeping(1),
         ),
     ]
 
