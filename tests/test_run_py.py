@@ -354,6 +354,28 @@ def test_the_tests_run_with_the_bytecode_cache_on_and_the_rest_of_the_environmen
     assert envs[0] is not None and "PYTHONDONTWRITEBYTECODE" not in envs[0] and envs[0]["PATH"] == os.environ["PATH"]
 
 
+def test_setup_writes_the_bytecode_caches_the_way_the_tests_load_them_and_a_failure_only_says_so(monkeypatch, capsys):
+    """After an install, setup collects the suite once (the fast set's plugins, --collect-only) with the bytecode cache
+    on: helpers/ compiled and the test modules rewritten once, not by every process of the first run at once."""
+    run_py = _run_py()
+    cmd = run_py.precompile_command()
+    fast = run_py.pytest_command([])
+    assert cmd[: cmd.index("--collect-only")] == fast[: fast.index("--durations=15")]  # same interpreter and plugins
+    assert cmd[cmd.index("--collect-only") :] == ["--collect-only", "-q", "notebooks", "tests"]
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    seen = []
+
+    def fake_run(cmd, **kw):
+        seen.append((cmd, kw["env"]))
+        return subprocess.CompletedProcess(cmd, 2, "", "boom")
+
+    monkeypatch.setattr(run_py.subprocess, "run", fake_run)
+    run_py.precompile()  # a failed collection does not stop setup
+    ((ran, env),) = seen
+    assert ran == cmd and "PYTHONDONTWRITEBYTECODE" not in env
+    assert "collecting the tests failed, exit 2" in capsys.readouterr().out
+
+
 def test_the_test_command_lints_first_and_the_tree_passes(tmp_path):
     """`run.py test` runs ruff check and ruff format --check (pyproject.toml's settings) before pytest; both fail on
     a file that breaks them and pass on this tree."""
@@ -434,7 +456,10 @@ def test_setup_installs_from_the_wheelhouse_with_the_index_switched_off(tmp_path
     monkeypatch.setattr(run_py, "STAMP", tmp_path / "stamp")
     monkeypatch.setattr(run_py, "sh", lambda *cmd, **kw: calls.append([str(c) for c in cmd]))
     monkeypatch.setattr(run_py, "strip_outputs_on_commit", lambda: None)
+    monkeypatch.setattr(run_py, "precompile", lambda: calls.append(["precompile"]))
     run_py.setup()
+    assert calls[-1] == ["precompile"]  # after the installs, once: the bytecode caches for the first test run
+    calls.pop()
     installs = [c for c in calls if c[1:4] == ["-m", "pip", "install"]]
     assert len(installs) == 4 and all(
         c[c.index("--no-index") + 1 :][:2] == ["--find-links", str(house)] for c in installs
