@@ -11,7 +11,7 @@ windows", "my locker") is also close to the nearest line in which the user speak
 when no line is close does it say it was not told, or that nothing in the request answers; and "not told" only when
 the request holds no line at all: a request with lines may hold the answer in words the reader cannot link to the
 question ("the last train home leaves at 23:40" / "what's the latest I can catch a ride back?"), so then the stand-in
-quotes the nearest line instead (`nearest_line`), and the learner can see for themselves whether memory held it.
+quotes the nearest line instead (`closest_line(..., or_nearest=True)`), and the learner can see for themselves whether memory held it.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from helpers.offline.synonyms import related
 
 __all__ = [
     "closest_line",
-    "nearest_line",
     "quoted_reply",
     "request_lines",
     "QUOTE_LEAD",
@@ -91,13 +90,22 @@ def _words_for(question: str, asked: list[str]) -> list[str]:
     return [by_stem.get(s, s) for s in asked]
 
 
-def closest_line(question: str, system: str, messages: list[tuple[str, str]], said: str = "") -> str | None:
-    """The request's line closest to `question`, or None when no line is close to it (then the request does not
-    hold the answer and "you haven't told me" is true). Ties go to the newest line. `said`: what the reply already
-    says (another part of the same question answered): a line it has said back is no candidate."""
+def _candidates(question: str, system: str, messages: list[tuple[str, str]], said: str) -> tuple[list[str], list]:
+    """The request's lines that may be quoted (not those `said` has said back), and each one's cosine to `question`."""
     spoken = set(content_stems(said))
     lines = [line for line in request_lines(system, messages) if not set(content_stems(line)) <= spoken]
-    nears = [cosine(question, line) for line in lines]
+    return lines, [cosine(question, line) for line in lines]
+
+
+def closest_line(
+    question: str, system: str, messages: list[tuple[str, str]], said: str = "", *, or_nearest: bool = False
+) -> str | None:
+    """The request's line closest to `question`, or None when no line is close to it (then the request does not
+    hold the answer and "you haven't told me" is true). Ties go to the newest line. `said`: what the reply already
+    says (another part of the same question answered): a line it has said back is no candidate. `or_nearest`: when no
+    line is close, the line nearest in meaning however far it is, so None only when the request holds no line at all
+    (besides those `said` has said back): only then is "you haven't told me" certainly true."""
+    lines, nears = _candidates(question, system, messages, said)
     top = sorted(range(len(nears)), key=lambda i: -nears[i])[:2]  # the nearest two: every line's lead in one pass
     best, best_score = None, 0.0
     for i, (line, near) in enumerate(zip(lines, nears)):
@@ -111,18 +119,10 @@ def closest_line(question: str, system: str, messages: list[tuple[str, str]], sa
         score = near + 0.1 * shared  # meaning first: a shared word only breaks near ties
         if score > best_score:
             best, best_score = line, score
-    return best if best is not None else _owned_line(question, lines, nears)
-
-
-def nearest_line(question: str, system: str, messages: list[tuple[str, str]], said: str = "") -> str | None:
-    """The request's line nearest to `question` in meaning however far it is (ties go to the newest), or None when the
-    request holds no line (besides those `said` has said back): only then is "you haven't told me" certainly true."""
-    spoken = set(content_stems(said))
-    lines = [line for line in request_lines(system, messages) if not set(content_stems(line)) <= spoken]
-    if not lines:
-        return None
-    nears = [cosine(question, line) for line in lines]
-    return lines[max(range(len(lines)), key=lambda i: (nears[i], -i))]
+    best = best if best is not None else _owned_line(question, lines, nears)
+    if best is None and or_nearest and lines:
+        best = lines[max(range(len(lines)), key=lambda i: (nears[i], -i))]
+    return best
 
 
 def _owned_line(question: str, lines: list[str], nears: list[float]) -> str | None:

@@ -10,7 +10,7 @@ from helpers.offline.fact_rules import request_of
 from helpers.offline.language import PERSON_STEMS, sentences, stem, words
 from helpers.offline.person import first_person, resolve_pronouns, strip_discourse, to_second
 from helpers.offline.question import question_parts
-from helpers.offline.quote import QUOTE_LEAD, closest_line, nearest_line, quoted_reply
+from helpers.offline.quote import QUOTE_LEAD, closest_line, quoted_reply
 from helpers.offline.reader import answer, is_question, read_question, render_second, statements_of
 
 __all__ = ["chat_reply", "persona", "topic", "stable_choice", "stand_in_note", "DONT_KNOW"]
@@ -112,13 +112,11 @@ def _decline(system: str, question: str, q, pool: list, messages: list, said: st
     out and quotes that line; when none is close, a question about the user or their things still gets the nearest
     line quoted, and "you haven't told me" only when the request holds no line at all; anything else gets the
     stand-in's note that nothing in its request answers."""
-    line = closest_line(question, system, messages, said)
+    about_the_user = _about_the_conversation(q, pool) and not q.advice
+    # about the user, lines the reader could not link to the question may still answer it: the nearest is quoted
+    line = closest_line(question, system, messages, said, or_nearest=about_the_user)
     if line is not None:  # never "not told" / "nothing answers" when the request may hold it: quote the line
         return quoted_reply(line), True
-    about_the_user = _about_the_conversation(q, pool) and not q.advice
-    nearest = nearest_line(question, system, messages, said) if about_the_user else None
-    if nearest is not None:  # lines the reader could not link to the question may still answer it: never "not told"
-        return quoted_reply(nearest), True
     if q.personal and about_the_user:
         return DONT_KNOW, False  # a memory question in a request that holds no line at all
     return stand_in_note(system), True  # a question about the world: say what this stand-in is

@@ -141,15 +141,11 @@ class _Walk:
             if isinstance(node.get(key), dict):
                 for name, sub in node[key].items():
                     self.node(sub, f"{where}.{key}.{name}")
-        for key in _SUBSCHEMA_LISTS:
-            if isinstance(node.get(key), list):
+        for key in (*_SUBSCHEMA_LISTS, *_SUBSCHEMA):
+            if isinstance(node.get(key), list):  # anyOf-style lists, and draft-4 tuple `items`
                 for k, sub in enumerate(node[key]):
                     self.node(sub, f"{where}.{key}.{k}")
-        for key in _SUBSCHEMA:
-            if isinstance(node.get(key), list):  # draft-4 tuple `items`
-                for k, sub in enumerate(node[key]):
-                    self.node(sub, f"{where}.{key}.{k}")
-            elif key in node:
+            elif key in _SUBSCHEMA and key in node:
                 self.node(node[key], f"{where}.{key}")
 
     def keywords(self, node: dict, where: str) -> None:
