@@ -68,8 +68,7 @@ def setup(teach: bool = False) -> None:
 
 def precompile_command() -> list[str]:
     """A collect-only pass over what `test` loads (see `precompile`)."""
-    collect = ["--collect-only", "-q", "notebooks", "tests"]
-    return [str(PY), "-m", "pytest", "-p", "tests._fast_start", "--nbval-lax", "-p", "no:cacheprovider", *collect]
+    return [*pytest_base(), "--collect-only", "-q", "notebooks", "tests"]
 
 
 def precompile() -> None:
@@ -216,6 +215,12 @@ def workers(cpus: int | None = None) -> int:
     return 0 if cpus < 2 else min(cpus, 4)
 
 
+def pytest_base() -> list[str]:
+    """How every pytest of `test` (and setup's `precompile`) starts: this venv's interpreter, the fast-start plugin
+    loaded before nbval (jsonschema without its IRI grammar: 1.4 s a process), nbval in lax mode, no cache dir."""
+    return [str(PY), "-m", "pytest", "-p", "tests._fast_start", "--nbval-lax", "-p", "no:cacheprovider"]
+
+
 def pytest_command(extra: list[str], cpus: int | None = None) -> list[str]:
     """The fast set's pytest command (`-m "not slow"`, spread over the cores: `-n N --dist loadfile` keeps each
     notebook's cells, and each test file, in one worker, in order), or with `--all` the slow set's (`-m slow`, one
@@ -229,14 +234,7 @@ def pytest_command(extra: list[str], cpus: int | None = None) -> list[str]:
     n = 0 if run_all or any(a == "-n" or a.startswith("-n") and a[2:].isdigit() for a in extra) else workers(cpus)
     spread = ["-n", str(n), "--dist", "loadfile", "--no-loadscope-reorder"] if n else []
     return [
-        str(PY),
-        "-m",
-        "pytest",
-        "-p",
-        "tests._fast_start",  # loaded before nbval: jsonschema without its IRI grammar (1.4 s a process)
-        "--nbval-lax",
-        "-p",
-        "no:cacheprovider",
+        *pytest_base(),
         "--durations=15",
         *select,
         *spread,
