@@ -304,6 +304,36 @@ def test_conftest_finds_a_server_a_test_left_running(tmp_path):
     assert conftest.leftover_servers(before, [tmp_path]) == {}
 
 
+def test_a_notebook_kernel_that_dies_at_start_is_started_once_more_and_only_once():
+    """conftest.py wraps nbval's kernel start: one death before the first reply gets a second start, with a warning;
+    a second death fails the notebook as before. The run uses the wrapped start."""
+    import nbval.kernel
+
+    import conftest
+
+    calls = []
+
+    def dies(times):
+        def start(*args, **kwargs):
+            calls.append((args, kwargs))
+            if len(calls) <= times:
+                raise RuntimeError("Kernel died before replying to kernel_info")
+            return "manager", "client"
+
+        return start
+
+    with pytest.warns(UserWarning, match="died at start"):
+        assert conftest.retrying(dies(1))(kernel_name="python3", cwd="nb") == ("manager", "client")
+    assert calls == [((), {"kernel_name": "python3", "cwd": "nb"})] * 2
+    calls.clear()
+    with pytest.warns(UserWarning), pytest.raises(RuntimeError, match="Kernel died"):
+        conftest.retrying(dies(2))()
+    assert len(calls) == 2
+    calls.clear()
+    assert conftest.retrying(dies(0))() == ("manager", "client") and len(calls) == 1
+    assert nbval.kernel.start_new_kernel.retries.__module__ == "nbval.kernel"  # installed, once
+
+
 def test_test_command_runs_the_fast_set_unless_all_and_prints_the_slowest():
     run_py = _run_py()
     fast, slow = run_py.pytest_command([]), run_py.pytest_command(["--all", "-x"])
