@@ -13,7 +13,7 @@ import pytest
 
 _SAVED_ENV = "_gte_saved_env"
 _OWNED_DIR = "_gte_owned_data_dir"
-_OWNED_CACHE = "_gte_owned_embedding_cache"
+_OWNED_CACHES = "_gte_owned_caches"
 _STOP_SERVER = "_gte_stop_server_in"
 _SERVERS_AT_START = "_gte_servers_at_start"
 
@@ -60,17 +60,23 @@ def retrying(start_kernel):
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Point GTE_DATA_DIR at a temp dir (unless set), go offline unless GTE_LIVE_TESTS=1, plot headless, and share one
-    embedding cache on disk between every process of the run (helpers.retrieval.minilm.DISK_CACHE_ENV: the notebooks'
-    kernels, the terminal chats and the workers embed the same texts; each batch is computed once per run)."""
+    """Point GTE_DATA_DIR at a temp dir (unless set), go offline unless GTE_LIVE_TESTS=1, plot headless, and share two
+    caches on disk between every process of the run, in temp dirs removed at the end: embeddings
+    (helpers.retrieval.minilm.DISK_CACHE_ENV) and the offline model's chat replies (helpers.offline.memo.REPLY_CACHE_ENV).
+    The notebooks' kernels, the terminal chats and the workers embed the same texts and replay the same scripts; each
+    batch and each reply is worked out once per run, by the code under test, and read back by the others."""
     from helpers.db.server import local_server_status
+    from helpers.offline.memo import REPLY_CACHE_ENV
     from helpers.retrieval.minilm import DISK_CACHE_ENV
 
-    names = ("GTE_DATA_DIR", "ANTHROPIC_API_KEY", "MPLBACKEND", "EMBEDDER", DISK_CACHE_ENV)
+    names = ("GTE_DATA_DIR", "ANTHROPIC_API_KEY", "MPLBACKEND", "EMBEDDER", DISK_CACHE_ENV, REPLY_CACHE_ENV)
     setattr(config, _SAVED_ENV, {name: os.environ.get(name) for name in names})
-    if not os.environ.get(DISK_CACHE_ENV, "").strip():  # xdist workers inherit the controller's
-        os.environ[DISK_CACHE_ENV] = tempfile.mkdtemp(prefix="gte-embeddings-")
-        setattr(config, _OWNED_CACHE, os.environ[DISK_CACHE_ENV])
+    owned = []
+    for name, prefix in ((DISK_CACHE_ENV, "gte-embeddings-"), (REPLY_CACHE_ENV, "gte-replies-")):
+        if not os.environ.get(name, "").strip():  # xdist workers inherit the controller's
+            os.environ[name] = tempfile.mkdtemp(prefix=prefix)
+            owned.append(os.environ[name])
+    setattr(config, _OWNED_CACHES, owned)
     if not os.environ.get("GTE_DATA_DIR", "").strip():
         data_dir = tempfile.mkdtemp(prefix="gte-tests-")
         os.environ["GTE_DATA_DIR"] = data_dir
@@ -146,7 +152,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         from helpers.db.server import stop_local_server
 
         stop_local_server(data_dir)
-    for owned in (getattr(config, _OWNED_DIR, None), getattr(config, _OWNED_CACHE, None)):
+    for owned in (getattr(config, _OWNED_DIR, None), *getattr(config, _OWNED_CACHES, ())):
         if owned:
             shutil.rmtree(owned, ignore_errors=True)
     for name, value in getattr(config, _SAVED_ENV, {}).items():

@@ -17,6 +17,7 @@ from helpers.offline import (
     count_text_tokens,
     find_facts,
 )
+from helpers.offline.memo import REPLY_CACHE_ENV
 from helpers.offline.quote import QUOTE_LEAD
 from helpers.offline.reply import stand_in_note
 
@@ -94,7 +95,8 @@ def test_persona_is_honoured_and_never_called_claude(client):
     assert "claude" not in plain.lower() and "Scout" not in plain
 
 
-def test_deterministic(client):
+def test_deterministic(client, monkeypatch):
+    monkeypatch.delenv(REPLY_CACHE_ENV, raising=False)  # both replies worked out: none read from the run's cache
     a = ask(client, "Where should I eat tacos tonight?", prompts.SCOUT_PERSONA)
     b = ask(client, "Where should I eat tacos tonight?", prompts.SCOUT_PERSONA)
     assert text(a) == text(b) and a.usage == b.usage

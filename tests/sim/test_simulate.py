@@ -11,6 +11,7 @@ from helpers.config import load_settings
 from helpers.llm import get_client
 from helpers.memory import BoundedMemory, StatelessMemory, TurnError, TurnResult, VectorMemory
 from helpers.offline import MESSAGE_OVERHEAD, REQUEST_OVERHEAD, SYSTEM_OVERHEAD, count_text_tokens
+from helpers.offline.memo import REPLY_CACHE_ENV
 from helpers.pricing import CostLedger, cost_of
 from helpers.sim.scripts import PLANTED_FACTS, TRIP_PERSONA, trip_script
 from helpers.sim.simulate import SimulationResult, is_overflow, simulate, simulation_client
@@ -116,7 +117,8 @@ def test_register_strategy_plugs_any_turn_object_into_the_simulator(offline_sett
 # ---------------------------------------------------------------------------- simulator
 
 
-def test_simulation_is_deterministic(offline_settings):
+def test_simulation_is_deterministic(offline_settings, monkeypatch):
+    monkeypatch.delenv(REPLY_CACHE_ENV, raising=False)  # both runs' replies worked out, none read from the run's cache
     a = naive_run(offline_settings, 30)
     b = naive_run(offline_settings, 30)
     assert a.to_dict() == b.to_dict() and a.replies == b.replies
