@@ -11,7 +11,8 @@ windows", "my locker") is also close to the nearest line in which the user speak
 when no line is close does it say it was not told, or that nothing in the request answers; and "not told" only when
 the request holds no line at all: a request with lines may hold the answer in words the reader cannot link to the
 question ("the last train home leaves at 23:40" / "what's the latest I can catch a ride back?"), so then the stand-in
-quotes the nearest line instead (`closest_line(..., or_nearest=True)`), and the learner can see for themselves whether memory held it.
+quotes the nearest line instead (`closest_line(..., or_nearest=True)`), and the learner can see for themselves
+whether memory held it.
 """
 
 from __future__ import annotations
