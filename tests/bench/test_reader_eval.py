@@ -186,12 +186,12 @@ def test_offline_reader_figures(part):
 
 
 def test_cli_prints_the_table(capsys):
-    assert main(["--part", "tuning", "--every", "40"]) == 0
+    assert main(["--part", "tuning", "--every", "80"]) == 0
     out = capsys.readouterr().out
     assert "relation" in out and "invented" in out and "all" in out
-    assert main(["--part", "tuning", "--every", "40", "--json"]) == 0
+    assert main(["--part", "tuning", "--every", "80", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["tables"]["tuning"]
-    assert rows["all"]["n"] + rows["all"]["absent"] == len(load_corpus("tuning")[::40])
+    assert rows["all"]["n"] + rows["all"]["absent"] == len(load_corpus("tuning")[::80])
 
 
 def test_expected_words_are_matched_whole():
