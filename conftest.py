@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 import uuid
 import warnings
@@ -94,8 +95,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.pluginmanager.has_plugin("nbval"):
         import nbval.kernel
 
+        from tests import _forked_kernels
+
         if not hasattr(nbval.kernel.start_new_kernel, "retries"):  # RunningKernel calls the module's function
-            nbval.kernel.start_new_kernel = retrying(nbval.kernel.start_new_kernel)
+            nbval.kernel.start_new_kernel = retrying(_forked_kernels.start_new_kernel)
     setattr(config, _SERVERS_AT_START, set(database_servers()))
 
 
@@ -111,10 +114,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.slow)
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start this process's kernel zygote (tests/_kernel_zygote.py) in the background when it will run a notebook:
+    its imports (3 s) overlap the first tests; each notebook's kernel is then forked from it, already imported."""
+    from tests import _forked_kernels
+
+    notebooks = [item for item in session.items if str(item.path).endswith(".ipynb")]
+    if notebooks and _forked_kernels.enabled() and session.config.pluginmanager.has_plugin("nbval"):
+        _forked_kernels.ZYGOTE.start()
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Stop the local server this run started; then FAIL the run if a server a test started is still running."""
     config = session.config
+    if "tests._forked_kernels" in sys.modules:
+        sys.modules["tests._forked_kernels"].ZYGOTE.stop()
     data_dir = getattr(config, _STOP_SERVER, None)
     if data_dir:
         from helpers.db.server import stop_local_server
