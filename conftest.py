@@ -120,7 +120,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     from tests import _forked_kernels
 
     notebooks = [item for item in session.items if str(item.path).endswith(".ipynb")]
-    if notebooks and _forked_kernels.enabled() and session.config.pluginmanager.has_plugin("nbval"):
+    runs = not session.config.option.collectonly and session.config.pluginmanager.has_plugin("nbval")
+    if notebooks and runs and _forked_kernels.enabled():
         _forked_kernels.ZYGOTE.start()
 
 

@@ -86,6 +86,8 @@ class Zygote:
 
     def stop(self) -> None:
         if self.process is not None:
+            if not self.is_ready:
+                self.process.kill()  # still importing (a run that ran no notebook): nothing to end cleanly
             self.process.stdin.close()  # the zygote ends at end of input; its kernels end with it
             try:
                 self.process.wait(timeout=10)
