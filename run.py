@@ -3,7 +3,7 @@
 
     python3 run.py lab          # create .venv, install everything, open JupyterLab at notebooks/01 (offline by default)
     python3 run.py test         # create .venv, install everything (+ nbgrader), run the fast tests (incl. every notebook)
-    python3 run.py test --all   # ... and the slow ones too (corpus-scale checks, browser, server restarts): CI
+    python3 run.py test --all   # ... then the slow ones (corpus-scale checks, browser, server restarts): CI
     python3 run.py setup        # only create/update .venv
     python3 run.py wheelhouse   # download every pinned package into wheelhouse/ (for an offline classroom)
 
@@ -222,17 +222,19 @@ def pytest_base() -> list[str]:
 
 
 def pytest_command(extra: list[str], cpus: int | None = None) -> list[str]:
-    """The fast set's pytest command (`-m "not slow"`, spread over the cores: `-n N --dist loadfile` keeps each
-    notebook's cells, and each test file, in one worker, in order), or with `--all` the slow set's (`-m slow`, one
-    process: it kills servers and drives a browser); always the 15 slowest tests at the end. Spread, the notebooks
-    (the longest units) are handed out first and the many short test files fill in behind them
-    (`--no-loadscope-reorder` keeps that order; xdist would otherwise start the files with the most tests first and
-    leave a notebook of few cells, and a minute of work, to the end, one core idle)."""
+    """The fast set's pytest command (`-m "not slow"`), or with `--all` the slow set's (`-m slow`); always the 15
+    slowest tests at the end. Both are spread over the cores: `-n N --dist loadfile` keeps each notebook's cells, and
+    each test file, in one worker, in order. Every test that kills a server or a process does it to its own (a
+    private data dir, its own child), so two files at once cannot meet. In the fast set the notebooks (the longest
+    units) are handed out first and the many short test files fill in behind them (`--no-loadscope-reorder` keeps
+    that order; xdist would otherwise start the files with the most tests first and leave a notebook of few cells,
+    and a minute of work, to the end, one core idle)."""
     run_all = "--all" in extra
     extra = [a for a in extra if a != "--all"]
     select = ["-m", "slow"] if run_all else ["-m", "not slow"]  # a later -m in `extra` wins
-    n = 0 if run_all or any(a == "-n" or a.startswith("-n") and a[2:].isdigit() for a in extra) else workers(cpus)
-    spread = ["-n", str(n), "--dist", "loadfile", "--no-loadscope-reorder"] if n else []
+    n = 0 if any(a == "-n" or a.startswith("-n") and a[2:].isdigit() for a in extra) else workers(cpus)
+    order = [] if run_all else ["--no-loadscope-reorder"]
+    spread = ["-n", str(n), "--dist", "loadfile", *order] if n else []
     return [
         *pytest_base(),
         "--durations=15",
@@ -245,8 +247,8 @@ def pytest_command(extra: list[str], cpus: int | None = None) -> list[str]:
 
 
 def pytest_commands(extra: list[str], cpus: int | None = None) -> list[list[str]]:
-    """What `test` runs: the fast set; with `--all` (CI) the fast set spread over the cores, then the slow set in one
-    process (the whole suite, each test once)."""
+    """What `test` runs: the fast set; with `--all` (CI) the fast set, then the slow set, each spread over the cores
+    (the whole suite, each test once)."""
     fast = pytest_command([a for a in extra if a != "--all"], cpus)
     return [fast, pytest_command(extra, cpus)] if "--all" in extra else [fast]
 

@@ -423,17 +423,19 @@ def test_the_test_command_lints_first_and_the_tree_passes(tmp_path):
     assert subprocess.run([*ruff, "format", "--check", *config, str(bad)], capture_output=True).returncode == 1
 
 
-def test_the_fast_set_spreads_over_the_cores_and_the_slow_set_does_not():
+def test_both_sets_spread_over_the_cores_a_file_and_a_notebook_kept_whole():
     run_py = _run_py()
     two, one, many = (run_py.pytest_command([], cpus=c) for c in (2, 1, 32))
     assert two[two.index("-n") + 1] == "2" and two[two.index("--dist") + 1] == "loadfile"  # a notebook stays whole
     # the longest units (notebooks) are handed out first, short test files fill in behind them
     assert "--no-loadscope-reorder" in two and two.index("notebooks") < two.index("tests")
     assert "-n" not in one and many[many.index("-n") + 1] == "4"
-    assert "-n" not in run_py.pytest_command(["--all"], cpus=2)  # the slow set kills servers, drives a browser
-    full = run_py.pytest_commands(["--all"], cpus=2)
-    assert full[0] == two and "-n" not in full[1]  # CI: the fast set spread, then the slow set in one process
+    slow = run_py.pytest_command(["--all"], cpus=2)
+    assert slow[slow.index("-n") + 1] == "2" and slow[slow.index("--dist") + 1] == "loadfile"
+    assert "-n" not in run_py.pytest_command(["--all"], cpus=1)
+    assert run_py.pytest_commands(["--all"], cpus=2) == [two, slow]  # CI: the fast set, then the slow set
     assert run_py.pytest_command(["-n", "0"], cpus=2).count("-n") == 1  # the user's own -n wins
+    assert run_py.pytest_command(["--all", "-n", "0"], cpus=2).count("-n") == 1
 
 
 def _tiny_wheel(folder: Path) -> Path:
