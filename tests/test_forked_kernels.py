@@ -23,6 +23,12 @@ print(repr((os.getcwd(), os.getpid(), os.getppid(), os.getpgid(0), os.environ.ge
 """
 
 
+@pytest.fixture(autouse=True)
+def switched_on(monkeypatch):
+    """These tests are of the forked start itself: on, whatever GTE_FORKED_KERNELS says for the run."""
+    monkeypatch.delenv(_forked_kernels.SWITCH, raising=False)
+
+
 @pytest.fixture(scope="module")
 def zygote():
     """The run's zygote where this process has one (it runs notebooks), else one of the module's own."""
