@@ -24,6 +24,7 @@ import uuid
 import warnings
 from pathlib import Path
 
+from jupyter_client.manager import KernelManager
 from jupyter_client.provisioning import LocalProvisioner
 
 SWITCH = "GTE_FORKED_KERNELS"
@@ -189,14 +190,21 @@ class ForkedProvisioner(LocalProvisioner):
         return self.connection_info
 
 
+class ForkedKernelManager(KernelManager):
+    """A KernelManager whose kernels are launched by ForkedProvisioner (a restart keeps the provisioner it has)."""
+
+    async def _async_pre_start_kernel(self, **kw):
+        if self.provisioner is None:
+            self.kernel_id = self.kernel_id or kw.pop("kernel_id", str(uuid.uuid4()))
+            self.provisioner = ForkedProvisioner(kernel_id=self.kernel_id, kernel_spec=self.kernel_spec, parent=self)
+        return await super()._async_pre_start_kernel(**kw)
+
+
 def start_new_kernel(startup_timeout: float = 60, kernel_name: str = "python", **kwargs):
-    """nbval.kernel.start_new_kernel, with the kernel forked (see the module's docstring)."""
-    from jupyter_client.manager import KernelManager
+    """nbval.kernel.start_new_kernel, with a ForkedKernelManager (see the module's docstring)."""
     from nbval.kernel import NbvalKernelspecManager
 
-    km = KernelManager(kernel_name=kernel_name, kernel_spec_manager=NbvalKernelspecManager())
-    km.kernel_id = str(uuid.uuid4())
-    km.provisioner = ForkedProvisioner(kernel_id=km.kernel_id, kernel_spec=km.kernel_spec, parent=km)
+    km = ForkedKernelManager(kernel_name=kernel_name, kernel_spec_manager=NbvalKernelspecManager())
     km.start_kernel(**kwargs)
     kc = km.client()
     kc.start_channels()

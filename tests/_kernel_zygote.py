@@ -95,7 +95,7 @@ def parse(line: str) -> tuple[list[str], str, dict[str, str]]:
 
 
 def serve(path: str) -> None:
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel: no zombies
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the operating system reaps the children: no zombies
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(8)

@@ -11,10 +11,9 @@ import time
 import warnings
 
 import pytest
-from jupyter_client.manager import KernelManager
 
 from tests import _forked_kernels
-from tests._forked_kernels import ForkedProcess, ForkedProvisioner, Zygote
+from tests._forked_kernels import ForkedKernelManager, ForkedProcess, Zygote
 
 PROBE = """
 import os, random, sys
@@ -29,6 +28,16 @@ def switched_on(monkeypatch):
     monkeypatch.delenv(_forked_kernels.SWITCH, raising=False)
 
 
+def serving(zygote: Zygote):
+    """`zygote` put in place of the run's, then stopped."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_forked_kernels, "ZYGOTE", zygote)
+        try:
+            yield zygote
+        finally:
+            zygote.stop()
+
+
 @pytest.fixture(scope="module")
 def zygote():
     """The run's zygote where this process has one (it runs notebooks), else one of the module's own."""
@@ -36,13 +45,10 @@ def zygote():
         assert _forked_kernels.ZYGOTE.ready(), "the run's zygote is not serving"
         yield _forked_kernels.ZYGOTE
         return
-    zygote = Zygote()
-    zygote.start()
-    assert zygote.ready(), "the zygote did not print 'ready'"
-    saved, _forked_kernels.ZYGOTE = _forked_kernels.ZYGOTE, zygote
-    yield zygote
-    _forked_kernels.ZYGOTE = saved
-    zygote.stop()
+    own = Zygote()
+    own.start()
+    assert own.ready(), "the zygote did not print 'ready'"
+    yield from serving(own)
 
 
 @pytest.fixture
@@ -50,16 +56,11 @@ def bare_zygote():
     """A zygote of this test's own that imports nothing first (ready at once): for the tests that end it."""
     own = Zygote(preload=())
     own.start()
-    saved, _forked_kernels.ZYGOTE = _forked_kernels.ZYGOTE, own
-    yield own
-    _forked_kernels.ZYGOTE = saved
-    own.stop()
+    yield from serving(own)
 
 
 def start(cwd, **env):
-    km = KernelManager(kernel_name="python3")
-    km.kernel_id = "test"
-    km.provisioner = ForkedProvisioner(kernel_id=km.kernel_id, kernel_spec=km.kernel_spec, parent=km)
+    km = ForkedKernelManager(kernel_name="python3")
     km.start_kernel(cwd=str(cwd), env={**os.environ, **env})
     kc = km.client()
     kc.start_channels()
