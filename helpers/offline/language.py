@@ -239,7 +239,7 @@ def proper_names(text: str) -> list[str]:
 PERSON_STEMS = frozenset(stem(p) for p in PERSON_NOUNS)  # stems of the words that name people ("sister", "mom")
 # a time after a preposition ("in March", "on Friday"): a when, not a where
 _AT_A_TIME = re.compile(
-    r"(?i)\b(?:in|on|at|by|from|to)\s+(?:the\s+)?(?:" + "|".join(sorted(_TIME_WORDS, key=len, reverse=True)) + r")\b"
+    r"(?i)\b(?:in|on|at|by|from|to)\s+(?:the\s+)?(?:" + "|".join(sorted(_TIME_WORDS, key=len, reverse=True)) + r")s?\b"
 )
 
 
@@ -251,6 +251,7 @@ def has_answer_type(kind: str, text: str, exclude: set[str]) -> bool:
         return any(
             any(ch.isdigit() for ch in w)
             or w in _TIME_WORDS
+            or w.removesuffix("s") in _TIME_WORDS  # "on Fridays", "in the mornings"
             or w in _ORDINALS
             or w in _DATED
             or any(p in _NUMBER_WORDS for p in w.split("-"))
@@ -261,7 +262,10 @@ def has_answer_type(kind: str, text: str, exclude: set[str]) -> bool:
     if kind == "name":
         places = {m.group(1) for m in re.finditer(r"\b(?:in|at|from|to|near)\s+([A-Z][\w'-]*)", text)}
         return any(
-            w[:1].isupper() and w.lower() not in _TIME_WORDS and w not in places and stem(w) not in PERSON_STEMS
+            w[:1].isupper()
+            and w.lower().removesuffix("s") not in _TIME_WORDS
+            and w not in places
+            and stem(w) not in PERSON_STEMS
             for i, w in enumerate(toks)
             if i > 0 and w not in ("I", "I'm")
         )  # "in March", "in Kraków", "Dad's" name nobody asked for
@@ -271,6 +275,6 @@ def has_answer_type(kind: str, text: str, exclude: set[str]) -> bool:
             for i, (w, lw) in enumerate(zip(toks, lower))
         )
     if kind == "place":
-        names = [n for n in proper_names(text) if n.lower() not in _TIME_WORDS]
+        names = [n for n in proper_names(text) if n.lower().removesuffix("s") not in _TIME_WORDS]
         return bool(_PLACE_PREP.search(_AT_A_TIME.sub("", text))) or any(stem(n) not in exclude for n in names)
     return True

@@ -242,6 +242,14 @@ def test_phrasal_verbs_and_kinds_of_things_are_read_generically():
     assert has_answer_type("number", "I retire at fifty-five.", set())
     assert has_answer_type("time", "I teach third grade.", set())
     assert not has_answer_type("number", "I teach third grade.", set())  # 'third' is not how many
+    assert has_answer_type("time", "I swim on Mondays.", set())  # a day said in the plural is still a when
+    assert not has_answer_type("place", "I swim on Mondays.", set())  # ... and not a where
+
+
+def test_a_day_said_in_the_plural_answers_when(client):
+    turns = [("I only eat fish on Fridays.", "Noted."), ("I might try the new noodle bar on Friday.", "Fun.")]
+    reply = ask(client, turns + FILLER, "On which day do I have seafood?")
+    assert "Fridays" in reply and "noodle" not in reply and not declined(reply)
 
 
 def test_an_ordinal_does_not_answer_how_many(client):
