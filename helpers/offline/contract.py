@@ -186,6 +186,8 @@ PROMISES: tuple[tuple[str, str], ...] = (
     ("tool_choice any/tool: one tool_use, stop_reason tool_use", DOCS["forcing_tools"]),
     ("strict tools: input valid against input_schema", DOCS["strict_tools"]),
     ("stop_sequences: cut at the first, stop_reason stop_sequence", DOCS["stop_reasons"]),
+    ("a reply that fills the window: cut, stop_reason model_context_window_exceeded", DOCS["stop_reasons"]),
+    ("stop_details: null (set only for a refusal)", DOCS["stop_reasons"]),
     ("output_config.format json_schema: JSON valid against it", DOCS["structured"]),
     ("thinking.display: summarized by default up to 4.6, omitted from Opus 4.7", DOCS["thinking_display"]),
     ("usage.service_tier", DOCS["messages"]),

@@ -208,7 +208,7 @@ class OfflineModel:
         usage = {"input_tokens": input_tokens, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
         if any(True for p in request_positions(req.body) if p.ttl):
             usage.update(self.cache.apply(req.body, request_positions(req.body), input_tokens))
-        reply = self._reply(req)
+        reply = _within_window(self._reply(req), call.notes["window"] - input_tokens)
         if COMPACTION_BETAS & call.betas and "iterations" not in reply.usage:  # compaction docs, "Usage": always listed
             reply.usage = {**reply.usage, "iterations": [{"type": "message"}]}
         with self._lock:
@@ -233,6 +233,7 @@ class OfflineModel:
             "content": reply.content,
             "stop_reason": reply.stop_reason,
             "stop_sequence": None,
+            "stop_details": None,  # docs: handling-stop-reasons (set only for a refusal, which this model never makes)
             "usage": {**_usage(usage, reply.usage, output_tokens(reply.content)), "service_tier": "standard"},
             **reply.extra,
         }
@@ -255,6 +256,18 @@ def _within(reply: Reply, max_tokens: int) -> Reply:
     if count_text_tokens(text) > max_tokens:
         reply.content[-1]["text"] = truncate_to_tokens(text, max_tokens)
         reply.stop_reason = "max_tokens"
+    return reply
+
+
+def _within_window(reply: Reply, room: int) -> Reply:
+    """The reply cut where it fills the context window (`room`: the window less the input), stop_reason
+    "model_context_window_exceeded" (docs: handling-stop-reasons; no model the API still serves refuses a request
+    whose input plus max_tokens passes the window, it stops there). Only a reply ending in text is cut."""
+    if output_tokens(reply.content) <= room or not reply.content or reply.content[-1].get("type") != "text":
+        return reply
+    text = reply.content[-1]["text"]
+    reply.content[-1]["text"] = truncate_to_tokens(text, max(0, room - output_tokens(reply.content[:-1])))
+    reply.stop_reason = "model_context_window_exceeded"
     return reply
 
 

@@ -93,7 +93,11 @@ def sse_events(message: dict) -> list[tuple[str, dict]]:
     }
     delta = {
         "type": "message_delta",
-        "delta": {"stop_reason": message["stop_reason"], "stop_sequence": message.get("stop_sequence")},
+        "delta": {
+            "stop_reason": message["stop_reason"],
+            "stop_sequence": message.get("stop_sequence"),
+            "stop_details": message.get("stop_details"),
+        },
         "usage": delta_usage,
     }
     if message.get("context_management") is not None:

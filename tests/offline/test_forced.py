@@ -137,6 +137,22 @@ def test_stop_sequences_cut_the_reply_in_create_and_stream(client):
     assert missed.stop_reason == "end_turn" and missed.stop_sequence is None
 
 
+def test_a_reply_that_fills_the_context_window_stops_there_in_create_and_stream():
+    """Input plus max_tokens past the window is not refused (no model the API serves does): the reply stops where
+    the window is full, stop_reason model_context_window_exceeded; with room left it ends as it would."""
+    small = get_client(load_settings({}), context_window=400, reply_tokens=200)
+    ask = [{"role": "user", "content": "word " * 300 + "what do you make of that?"}]
+    made = small.messages.create(model=MODEL, max_tokens=1000, messages=ask)
+    assert made.stop_reason == "model_context_window_exceeded" and made.stop_details is None
+    assert made.usage.input_tokens + made.usage.output_tokens == 400 and made.usage.output_tokens < 200
+    with small.messages.stream(model=MODEL, max_tokens=1000, messages=ask) as stream:
+        final = stream.get_final_message()
+    assert (final.stop_reason, final.content[0].text) == (made.stop_reason, made.content[0].text)
+    roomy = get_client(load_settings({}), reply_tokens=200).messages.create(model=MODEL, max_tokens=1000, messages=ask)
+    assert roomy.stop_reason == "end_turn" and roomy.usage.output_tokens == 200
+    assert roomy.content[0].text.startswith(made.content[0].text)
+
+
 def test_the_first_stop_sequence_in_the_text_wins():
     assert cut_at_stop("one two three", ["three", "two"]) == ("one ", "two")
     assert cut_at_stop("one two", []) == ("one two", None)
@@ -216,6 +232,7 @@ def test_the_reply_carries_the_fields_the_docs_promise(client):
     assert reply._request_id.startswith("req_offline_") and reply.usage.service_tier == "standard"
     raw = client.messages.with_raw_response.create(model=MODEL, max_tokens=50, messages=ASK)
     assert raw.headers["request-id"] == raw.parse()._request_id
+    assert raw.http_response.json()["stop_details"] is None  # in the body, as the docs' example shows it
     with client.messages.stream(model=MODEL, max_tokens=50, messages=ASK) as stream:
         assert stream.get_final_message().usage.service_tier == "standard"
     plain = client.beta.messages.create(model="claude-opus-4-6", max_tokens=50, messages=ASK)

@@ -111,6 +111,8 @@ def test_promised_fields(client):
     reply = client.messages.create(model=HAIKU, max_tokens=16, messages=ASK)
     assert reply._request_id and reply._request_id.startswith("req_")
     assert reply.usage.service_tier in ("standard", "priority", "batch")
+    raw = client.messages.with_raw_response.create(model=HAIKU, max_tokens=16, messages=ASK)
+    assert raw.http_response.json().get("stop_details", "absent") is None  # the offline model sends it as null
 
 
 def test_iterations_whenever_compaction_is_on(client):
