@@ -131,8 +131,9 @@ def test_table_rates_by_relation_and_overall():
 # Issue 40's second reading (the statement a question points to by meaning, helpers.offline.reader.second_reading):
 # tuning 495 correct, 103 false IDK, 39 invented; held out 79, 31, 15 (its first measure showed one more invented
 # answer on the held-out part, a past state read for a present question; the generic tense check that removed it
-# was written after seeing it, so the held-out part is no longer blind for this change).
-FIGURES = {"tuning": (495 / 617, 103 / 617, 39), "held_out": (79 / 117, 31 / 117, 15)}
+# was written after seeing it, so the held-out part is no longer blind for this change). A day said in the plural
+# read as a when ("on Fridays", issue 40): tuning 496 correct, 102 false IDK, 39 invented; held out unchanged.
+FIGURES = {"tuning": (496 / 617, 102 / 617, 39), "held_out": (79 / 117, 31 / 117, 15)}
 
 
 # The suite's fast regression floor: a fixed sample of each part (every 16th tuning item, every 6th held-out one),
