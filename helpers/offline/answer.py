@@ -210,7 +210,7 @@ def _object_is_person(question: Question, st: Statement) -> bool:
     """ "where do my *folks* live": the thing asked about is the person the statement is about, in other words."""
     said = _person_word(st).lower()
     return any(
-        word_similarity(word, said) >= OBJECT_MIN
+        (word_similarity(word, said) >= OBJECT_MIN or lexicon.synonymous(word, said))  # "nan": a grandmother
         and any(lexicon.is_a(word, kind, general=True) for kind in ("person", "people"))
         for word in (question.words.get(o, o).lower() for o in question.objects)
     )

@@ -92,6 +92,7 @@ def _second(said: str, asked: str, around: list[str] = _AROUND) -> str | None:
         ("My mother-in-law is Renata.", "What's my husband's mother's name?", "Renata"),  # a chain: one word
         ("My father-in-law is called Desmond.", "What's my wife's dad's name?", "Desmond"),
         ("My parents moved to Vermont.", "Where do my folks live now?", "Vermont"),  # the object is the person
+        ("My grandmother Elke turned 88 in May.", "How old is my nan?", "88"),  # one sense the same (WordNet)
         (
             "The burglar alarm code at home is 5521.",
             "What do I type in to switch off the security system at the house?",
@@ -108,6 +109,8 @@ def test_the_second_reading_answers_what_the_question_points_to(said, asked, exp
     "said, asked, around",
     [
         ("My grandparents retired to Algarve.", "Where do my folks live now?", _AROUND),  # other people
+        ("My grandfather Piet turned 88 in May.", "How old is my nan?", _AROUND),  # another relative
+        ("My aunt Elke turned 88 in May.", "How old is my nan?", _AROUND),
         ("I'm flying to Oslo tomorrow.", "Where am I going next month?", _AROUND),  # another time
         ("My favourite colour is green.", "What's my favourite fruit?", _AROUND),  # another thing of a kind
         ("Aurelio lives in Turin.", "Where does Aurelio's brother live?", _AROUND),  # a name is no chain of kin
