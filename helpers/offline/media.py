@@ -32,7 +32,7 @@ __all__ = [
     "URL_IMAGE_SIZE",
 ]
 
-MAX_IMAGE_BYTES = 5 * 1024 * 1024  # per image, API (vision docs, "Basics and limits")
+MAX_IMAGE_BYTES = 5 * 1024 * 1024  # per image, of its base64 text (observed: "image exceeds 5 MB maximum: N bytes")
 URL_IMAGE_SIZE = (1092, 1092)  # an image the offline model cannot fetch (a URL source) counts as a full-size square
 
 

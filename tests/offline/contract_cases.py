@@ -11,7 +11,9 @@ the rule is about a newer model), max_tokens 16 or less.
 from __future__ import annotations
 
 import base64
+import functools
 import io
+import random
 import zlib
 
 from helpers.offline.call import DOCS
@@ -25,6 +27,19 @@ def _png(width: int = 8, height: int = 8, fmt: str = "PNG") -> str:
 
     buf = io.BytesIO()
     Image.new("RGB", (width, height), (200, 30, 30)).save(buf, format=fmt)
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+IMAGE_5MB = "messages.46.content.9.image.source.base64: image exceeds 5 MB maximum: 6096280 bytes > 5242880 bytes"
+
+
+@functools.cache
+def _noise_png(side: int) -> str:
+    """The base64 of a side x side PNG of noise (it does not compress: about 3 * side**2 bytes, 4/3 that in base64)."""
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.frombytes("RGB", (side, side), random.Random(side).randbytes(3 * side * side)).save(buf, format="PNG")
     return base64.b64encode(buf.getvalue()).decode()
 
 
@@ -161,6 +176,13 @@ def cases() -> list[tuple[str, int, str, dict]]:
             {"body": body(user("Hi"), assistant(""))},
         ),
         ("prefill on haiku", 200, DOCS["prefill"], {"body": body(user("Name a colour."), assistant("The colour is"))}),
+        (  # no model the API serves refuses this any more: the reply stops where the window is full
+            "input + max_tokens over the window",
+            200,
+            DOCS["stop_reasons"] + " (model_context_window_exceeded)",
+            {"body": body(user(long_user), max_tokens=64_000)},
+        ),
+        ("a 3.7 MB image: 4.9 MB of base64", 200, obs(IMAGE_5MB), {"body": body(user([image(_noise_png(1100))]))}),
         (
             "text document",
             200,
@@ -404,12 +426,6 @@ def cases() -> list[tuple[str, int, str, dict]]:
         ),
         ("max_tokens over the model's", 400, DOCS["models"], {"body": body(max_tokens=100_000)}),
         (
-            "input + max_tokens over the window",
-            400,
-            "https://platform.claude.com/docs/en/build-with-claude/context-windows",
-            {"body": body(user(long_user), max_tokens=64_000)},
-        ),
-        (
             "blank stop sequence",
             400,
             obs("stop_sequences: each stop sequence must contain non-whitespace characters"),
@@ -553,6 +569,7 @@ def cases() -> list[tuple[str, int, str, dict]]:
         ("invalid base64", 400, DOCS["vision"], {"body": body(user([image("not base64!!")]))}),
         ("png declared as jpeg", 400, DOCS["vision"], {"body": body(user([image(png, "image/jpeg")]))}),
         ("image in system", 400, DOCS["messages"], {"body": body(system=[image(png)])}),
+        ("a 3.9 MB image: 5.3 MB of base64", 400, obs(IMAGE_5MB), {"body": body(user([image(_noise_png(1150))]))}),
         (
             "empty text in system",
             400,
