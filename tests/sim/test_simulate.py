@@ -174,12 +174,14 @@ def test_overflow_raises_bad_request_at_the_configured_window_and_not_below(offl
 
 def test_simulation_stops_or_raises_at_the_first_overflow(offline_settings):
     unbounded = naive_run(offline_settings, 40)
-    window = unbounded.input_tokens[24]  # turn 25 fits exactly; turn 26 does not
+    # turn 25 and its whole reply fit exactly (a reply stops where the window is full); turn 26 does not fit
+    window = unbounded.input_tokens[24] + unbounded.output_tokens[24]
     client = simulation_client(offline_settings, context_window=window)
     stopped = simulate(
         make_strategy("naive", client, offline_settings, system=TRIP_PERSONA), trip_script(40), on_overflow="stop"
     )
     assert stopped.input_tokens == unbounded.input_tokens[:25]  # nothing below the window overflowed
+    assert stopped.output_tokens == unbounded.output_tokens[:25]  # ... nor was a reply cut
     assert stopped.overflow_turn == 26 and "prompt is too long" in stopped.overflow_message
     client = simulation_client(offline_settings, context_window=window)
     with pytest.raises(TurnError) as info:
