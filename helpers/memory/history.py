@@ -226,10 +226,10 @@ class HistoryMemory(MemoryBase):
                         + 1
                     )
             self._last_total = request_input_tokens(usage) + usage.output_tokens
-        self.history += [
-            {"role": "user", "content": text, "tokens": user_tokens},
-            {"role": "assistant", "content": reply, "tokens": reply_tokens},
-        ]
+        self.history.append({"role": "user", "content": text, "tokens": user_tokens})
+        if reply:  # a reply cut to nothing (model_context_window_exceeded at a full window) is not resent: the API
+            # refuses an empty assistant turn anywhere but last, and two user turns in a row are one to it
+            self.history.append({"role": "assistant", "content": reply, "tokens": reply_tokens})
 
     def state(self) -> dict:
         window = [{"role": m["role"], "text": m["content"], "tokens": m.get("tokens")} for m in self._visible()]

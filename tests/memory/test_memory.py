@@ -52,6 +52,20 @@ def test_stateless_and_history(client, settings):
     assert len(history.history) == 4
 
 
+def test_a_reply_cut_to_nothing_at_a_full_window_is_not_resent(client, settings):
+    """A prompt that fills the window exactly gets an empty reply (model_context_window_exceeded); the history keeps
+    the user's message and no empty assistant turn, so the next request is one the API takes."""
+    text = "My favorite color is green"
+    request = HistoryMemory(client, settings).build_request(text)
+    full = client.messages.count_tokens(**{k: v for k, v in request.items() if k != "max_tokens"}).input_tokens
+    history = HistoryMemory(get_client(settings, context_window=full, max_retries=0), settings)
+    first = history.turn(text)
+    assert (first.reply, first.stop_reason) == ("", "model_context_window_exceeded")
+    assert [m["role"] for m in history.history] == ["user"]
+    nxt = client.messages.create(**history.build_request("What is my favorite color?"))
+    assert "green" in nxt.content[0].text
+
+
 def test_last_k_forgets_old_facts(client, settings):
     short = HistoryMemory(client, settings, keep_last=4)
     short.turn("My favorite color is green")
